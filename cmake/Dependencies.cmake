@@ -10,6 +10,7 @@ function(gmt_missing what package)
                         "(or run scripts/test.sh, which installs every dependency)")
 endfunction()
 
+find_package(Threads REQUIRED)
 find_package(PkgConfig QUIET)
 if(NOT PkgConfig_FOUND)
     gmt_missing("pkg-config" "pkg-config")

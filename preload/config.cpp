@@ -1,0 +1,123 @@
+#include "config.h"
+
+#include "logging.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <string_view>
+#include <unistd.h>
+
+#include <gpumemtrace/trace_format.h>
+
+namespace gmt::preload {
+namespace {
+
+const char* env(const char* name) {
+    const char* v = std::getenv(name);
+    return (v && *v) ? v : nullptr;
+}
+
+// Accepts plain bytes or a K/M/G (KiB/MiB/GiB) suffix.
+bool parseBytes(std::string_view text, uint64_t& out) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(std::string(text).c_str(), &end, 10);
+    if (errno || end == nullptr) {
+        return false;
+    }
+    std::string_view suffix(end);
+    uint64_t mult = 1;
+    if (suffix == "" || suffix == "B") {
+        mult = 1;
+    } else if (suffix == "K" || suffix == "KiB" || suffix == "k") {
+        mult = 1ull << 10;
+    } else if (suffix == "M" || suffix == "MiB") {
+        mult = 1ull << 20;
+    } else if (suffix == "G" || suffix == "GiB") {
+        mult = 1ull << 30;
+    } else {
+        return false;
+    }
+    out = v * mult;
+    return true;
+}
+
+} // namespace
+
+Config readConfig() {
+    Config c;
+    if (const char* v = env("GPUMEMTRACE_LOG_LEVEL")) {
+        c.log_level = v;
+    }
+    initLogging(c.log_level);
+    if (const char* v = env("GPUMEMTRACE_ENABLE")) {
+        c.enabled = std::string_view(v) != "0";
+    }
+    if (const char* v = env("GPUMEMTRACE_OUTPUT")) {
+        c.output_template = v;
+    }
+    if (const char* v = env("GPUMEMTRACE_STACK_DEPTH")) {
+        char* end = nullptr;
+        long depth = std::strtol(v, &end, 10);
+        if (*end || depth < 0 || depth > static_cast<long>(format::kMaxStackDepth)) {
+            logger().warn("GPUMEMTRACE_STACK_DEPTH={} is not a depth in 0..{}; using {}", v,
+                          format::kMaxStackDepth, c.stack_depth);
+        } else {
+            c.stack_depth = static_cast<uint32_t>(depth);
+        }
+    }
+    if (const char* v = env("GPUMEMTRACE_BUFFER_SIZE")) {
+        uint64_t bytes = 0;
+        if (!parseBytes(v, bytes)) {
+            logger().warn("GPUMEMTRACE_BUFFER_SIZE={} is not a size; using {} bytes", v,
+                          c.buffer_bytes);
+        } else {
+            c.buffer_bytes = bytes;
+        }
+    }
+    if (const char* v = env("GPUMEMTRACE_ON_FULL")) {
+        std::string_view s(v);
+        if (s == "block") {
+            c.on_full = OnFull::Block;
+        } else if (s == "drop") {
+            c.on_full = OnFull::Drop;
+        } else {
+            logger().warn("GPUMEMTRACE_ON_FULL={} is neither block nor drop; using block", v);
+        }
+    }
+    return c;
+}
+
+std::string expandOutputTemplate(const std::string& tmpl, int pid) {
+    std::string out;
+    for (size_t i = 0; i < tmpl.size(); ++i) {
+        if (tmpl[i] != '%' || i + 1 == tmpl.size()) {
+            out += tmpl[i];
+            continue;
+        }
+        char c = tmpl[++i];
+        if (c == 'p') {
+            out += std::to_string(pid);
+        } else if (c == 'h') {
+            char host[256] = {};
+            gethostname(host, sizeof host - 1);
+            out += host;
+        } else if (c == 't') {
+            char buf[32];
+            time_t now = time(nullptr);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+            out += buf;
+        } else if (c == '%') {
+            out += '%';
+        } else {
+            out += '%';
+            out += c;
+        }
+    }
+    return out;
+}
+
+} // namespace gmt::preload

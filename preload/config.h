@@ -1,0 +1,28 @@
+// Settings from the environment (DESIGN §3), read once at load time so the hot path never
+// calls getenv.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gmt::preload {
+
+enum class OnFull { Block, Drop };
+
+struct Config {
+    bool enabled = true;
+    std::string output_template = "gpumemtrace.%p.gmtrace";
+    uint32_t stack_depth = 64;
+    uint64_t buffer_bytes = 1u << 20;
+    OnFull on_full = OnFull::Block;
+    std::string log_level = "warn";
+};
+
+// Parses the GPUMEMTRACE_* variables; bad values are reported (through the logger) and
+// replaced by defaults rather than changing the traced program's behaviour.
+Config readConfig();
+
+// "%p" pid, "%h" host, "%t" start time (YYYYmmdd-HHMMSS), "%%" a percent sign.
+std::string expandOutputTemplate(const std::string& tmpl, int pid);
+
+} // namespace gmt::preload

@@ -1,0 +1,54 @@
+#include "array_sizes.h"
+
+#include <algorithm>
+
+namespace gmt::preload {
+namespace {
+
+uint64_t formatBytes(CUarray_format format) {
+    switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 4;
+    default:
+        return 1;
+    }
+}
+
+// Levels of a mipmap halve each extent (never below 1) from the full-size one.
+uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsigned int levels) {
+    uint64_t total = 0;
+    levels = std::max(levels, 1u);
+    for (unsigned int l = 0; l < levels; ++l) {
+        total += element * std::max<uint64_t>(w, 1) * std::max<uint64_t>(h, 1) *
+                 std::max<uint64_t>(d, 1);
+        w = std::max<uint64_t>(w / 2, 1);
+        h = h ? std::max<uint64_t>(h / 2, 1) : 0;
+        d = d ? std::max<uint64_t>(d / 2, 1) : 0;
+    }
+    return total;
+}
+
+} // namespace
+
+uint64_t arrayBytes(const CUDA_ARRAY_DESCRIPTOR& desc) {
+    return levelsBytes(formatBytes(desc.Format) * desc.NumChannels, desc.Width, desc.Height, 0, 1);
+}
+
+uint64_t arrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned int levels) {
+    return levelsBytes(formatBytes(desc.Format) * desc.NumChannels, desc.Width, desc.Height,
+                       desc.Depth, levels);
+}
+
+uint64_t arrayBytes(const cudaChannelFormatDesc& desc, cudaExtent extent, unsigned int levels) {
+    uint64_t bits = static_cast<uint64_t>(desc.x) + desc.y + desc.z + desc.w;
+    uint64_t element = std::max<uint64_t>((bits + 7) / 8, 1);
+    return levelsBytes(element, extent.width, extent.height, extent.depth, levels);
+}
+
+} // namespace gmt::preload

@@ -1,0 +1,377 @@
+// Wrappers of the driver API (DESIGN §2 table). Reached as exported symbols, through
+// dlsym on a libcuda handle, and through cuGetProcAddress, which is how cudart and most
+// frameworks reach them.
+#include "array_sizes.h"
+#include "hook_support.h"
+
+using namespace gmt::preload;
+
+namespace {
+
+uint64_t u64(const void* p) {
+    return reinterpret_cast<uint64_t>(p);
+}
+
+// cuMemAlloc-like: *dptr holds the address on success.
+template <typename Call>
+CUresult deviceAlloc(Api api, Kind kind, CUdeviceptr* dptr, size_t bytes, Call&& call,
+                     uint64_t pool = 0, CUstream stream = nullptr) {
+    return traceCreate<CUresult>(Op::Alloc, api, kind, call, [&](Event& e, bool ok) {
+        e.size = bytes;
+        e.handle = pool;
+        e.stream = u64(stream);
+        if (ok && dptr) {
+            e.address = *dptr;
+        }
+        fillCurrentDevice(e, kind != Kind::Pool);
+    });
+}
+
+template <typename Call>
+CUresult hostAlloc(Api api, void** pp, size_t bytes, unsigned int flags, Call&& call) {
+    return traceCreate<CUresult>(Op::Alloc, api, Kind::HostPinned, call, [&](Event& e, bool ok) {
+        e.size = bytes;
+        e.flags = flags;
+        if (ok && pp) {
+            e.address = u64(*pp);
+        }
+        fillCurrentDevice(e, true);
+        e.device = -1;
+    });
+}
+
+template <typename Call>
+CUresult arrayCreate(Api api, uint64_t* handle, uint64_t bytes, Call&& call) {
+    return traceCreate<CUresult>(Op::Alloc, api, Kind::Array, call, [&](Event& e, bool ok) {
+        e.size = bytes;
+        if (ok) {
+            e.address = *handle;
+        }
+        fillCurrentDevice(e, true);
+    });
+}
+
+} // namespace
+
+GMT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+    return deviceAlloc(Api::cuMemAlloc_v2, Kind::Device, dptr, bytesize,
+                       [&] { return callReal(driverReal().cuMemAlloc_v2, dptr, bytesize); });
+}
+
+GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t width,
+                                       size_t height, unsigned int elem) {
+    return traceCreate<CUresult>(
+        Op::Alloc, Api::cuMemAllocPitch_v2, Kind::Device,
+        [&] {
+            return callReal(driverReal().cuMemAllocPitch_v2, dptr, pPitch, width, height, elem);
+        },
+        [&](Event& e, bool ok) {
+            e.size = static_cast<uint64_t>(width) * height;
+            if (ok) {
+                e.address = *dptr;
+                e.offset = *pPitch;
+                e.actual_size = static_cast<uint64_t>(*pPitch) * height;
+            }
+            fillCurrentDevice(e, true);
+        });
+}
+
+GMT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+    return traceFree<CUresult>(
+        Api::cuMemFree_v2, Kind::Device, dptr,
+        [&] { return callReal(driverReal().cuMemFree_v2, dptr); }, noFields);
+}
+
+GMT_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
+    return deviceAlloc(
+        Api::cuMemAllocAsync, Kind::Pool, dptr, bytesize,
+        [&] { return callReal(driverReal().cuMemAllocAsync, dptr, bytesize, stream); }, 0, stream);
+}
+
+GMT_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
+    return deviceAlloc(
+        Api::cuMemAllocAsync_ptsz, Kind::Pool, dptr, bytesize,
+        [&] { return callReal(driverReal().cuMemAllocAsync_ptsz, dptr, bytesize, stream); }, 0,
+        stream);
+}
+
+GMT_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                            CUstream stream) {
+    return deviceAlloc(
+        Api::cuMemAllocFromPoolAsync, Kind::Pool, dptr, bytesize,
+        [&] {
+            return callReal(driverReal().cuMemAllocFromPoolAsync, dptr, bytesize, pool, stream);
+        },
+        u64(pool), stream);
+}
+
+GMT_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                                 CUmemoryPool pool, CUstream stream) {
+    return deviceAlloc(
+        Api::cuMemAllocFromPoolAsync_ptsz, Kind::Pool, dptr, bytesize,
+        [&] {
+            return callReal(driverReal().cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool,
+                            stream);
+        },
+        u64(pool), stream);
+}
+
+GMT_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+    return traceFree<CUresult>(
+        Api::cuMemFreeAsync, Kind::Pool, dptr,
+        [&] { return callReal(driverReal().cuMemFreeAsync, dptr, stream); },
+        [&](Event& e) { e.stream = u64(stream); });
+}
+
+GMT_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
+    return traceFree<CUresult>(
+        Api::cuMemFreeAsync_ptsz, Kind::Pool, dptr,
+        [&] { return callReal(driverReal().cuMemFreeAsync_ptsz, dptr, stream); },
+        [&](Event& e) { e.stream = u64(stream); });
+}
+
+GMT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+    return traceCreate<CUresult>(
+        Op::Alloc, Api::cuMemAllocManaged, Kind::Managed,
+        [&] { return callReal(driverReal().cuMemAllocManaged, dptr, bytesize, flags); },
+        [&](Event& e, bool ok) {
+            e.size = bytesize;
+            e.flags = flags;
+            if (ok) {
+                e.address = *dptr;
+            }
+            fillCurrentDevice(e, true);
+        });
+}
+
+GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
+    return hostAlloc(Api::cuMemAllocHost_v2, pp, bytesize, 0,
+                     [&] { return callReal(driverReal().cuMemAllocHost_v2, pp, bytesize); });
+}
+
+GMT_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
+    return hostAlloc(Api::cuMemHostAlloc, pp, bytesize, flags,
+                     [&] { return callReal(driverReal().cuMemHostAlloc, pp, bytesize, flags); });
+}
+
+GMT_EXPORT CUresult cuMemFreeHost(void* p) {
+    return traceFree<CUresult>(
+        Api::cuMemFreeHost, Kind::HostPinned, u64(p),
+        [&] { return callReal(driverReal().cuMemFreeHost, p); }, noFields);
+}
+
+GMT_EXPORT CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int flags) {
+    void* out = p;
+    return hostAlloc(Api::cuMemHostRegister_v2, &out, bytesize, flags, [&] {
+        return callReal(driverReal().cuMemHostRegister_v2, p, bytesize, flags);
+    });
+}
+
+GMT_EXPORT CUresult cuMemHostUnregister(void* p) {
+    return traceFree<CUresult>(
+        Api::cuMemHostUnregister, Kind::HostPinned, u64(p),
+        [&] { return callReal(driverReal().cuMemHostUnregister, p); }, noFields);
+}
+
+GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
+    uint64_t out = 0;
+    return arrayCreate(Api::cuArrayCreate_v2, &out, desc ? arrayBytes(*desc) : 0, [&] {
+        CUresult r = callReal(driverReal().cuArrayCreate_v2, handle, desc);
+        out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
+        return r;
+    });
+}
+
+GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
+    uint64_t out = 0;
+    return arrayCreate(Api::cuArray3DCreate_v2, &out, desc ? arrayBytes(*desc) : 0, [&] {
+        CUresult r = callReal(driverReal().cuArray3DCreate_v2, handle, desc);
+        out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
+        return r;
+    });
+}
+
+GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
+    return traceFree<CUresult>(
+        Api::cuArrayDestroy, Kind::Array, u64(handle),
+        [&] { return callReal(driverReal().cuArrayDestroy, handle); }, noFields);
+}
+
+GMT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle,
+                                           const CUDA_ARRAY3D_DESCRIPTOR* desc,
+                                           unsigned int levels) {
+    uint64_t out = 0;
+    return arrayCreate(
+        Api::cuMipmappedArrayCreate, &out, desc ? arrayBytes(*desc, levels) : 0, [&] {
+            CUresult r = callReal(driverReal().cuMipmappedArrayCreate, handle, desc, levels);
+            out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
+            return r;
+        });
+}
+
+GMT_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
+    return traceFree<CUresult>(
+        Api::cuMipmappedArrayDestroy, Kind::Array, u64(handle),
+        [&] { return callReal(driverReal().cuMipmappedArrayDestroy, handle); }, noFields);
+}
+
+GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
+                                        CUdeviceptr addr, unsigned long long flags) {
+    return traceCreate<CUresult>(
+        Op::VmmReserve, Api::cuMemAddressReserve, Kind::Vmm,
+        [&] {
+            return callReal(driverReal().cuMemAddressReserve, ptr, size, alignment, addr, flags);
+        },
+        [&](Event& e, bool ok) {
+            e.size = size;
+            e.offset = alignment;
+            e.flags = static_cast<uint32_t>(flags);
+            if (ok) {
+                e.address = *ptr;
+            }
+        });
+}
+
+GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+    return traceRelease<CUresult>(
+        Op::VmmAddressFree, Api::cuMemAddressFree, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemAddressFree, ptr, size); },
+        [&](Event& e) {
+            e.address = ptr;
+            e.size = size;
+        });
+}
+
+GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                const CUmemAllocationProp* prop, unsigned long long flags) {
+    return traceCreate<CUresult>(
+        Op::VmmCreate, Api::cuMemCreate, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemCreate, handle, size, prop, flags); },
+        [&](Event& e, bool ok) {
+            e.size = size;
+            if (ok) {
+                e.handle = *handle;
+            }
+            if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+                e.device = static_cast<int16_t>(prop->location.id);
+            } else {
+                // Host-located physical memory (CU_MEM_LOCATION_TYPE_HOST*) is not device memory.
+                e.flags |= gmt::format::kFlagHostLocated;
+            }
+        });
+}
+
+GMT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+    return traceRelease<CUresult>(
+        Op::VmmRelease, Api::cuMemRelease, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemRelease, handle); },
+        [&](Event& e) { e.handle = handle; });
+}
+
+GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                             CUmemGenericAllocationHandle handle, unsigned long long flags) {
+    return traceCreate<CUresult>(
+        Op::VmmMap, Api::cuMemMap, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemMap, ptr, size, offset, handle, flags); },
+        [&](Event& e, bool) {
+            e.address = ptr;
+            e.size = size;
+            e.offset = offset;
+            e.handle = handle;
+        });
+}
+
+GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+    return traceRelease<CUresult>(
+        Op::VmmUnmap, Api::cuMemUnmap, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemUnmap, ptr, size); },
+        [&](Event& e) {
+            e.address = ptr;
+            e.size = size;
+        });
+}
+
+GMT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
+                                                   void* osHandle, CUmemAllocationHandleType type) {
+    return traceCreate<CUresult>(
+        Op::VmmCreate, Api::cuMemImportFromShareableHandle, Kind::Vmm,
+        [&] {
+            return callReal(driverReal().cuMemImportFromShareableHandle, handle, osHandle, type);
+        },
+        [&](Event& e, bool ok) {
+            // The size of an imported allocation is not known until it is mapped, and its
+            // memory belongs to the exporting process.
+            e.flags = gmt::format::kFlagImported;
+            if (ok) {
+                e.handle = *handle;
+            }
+        });
+}
+
+GMT_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+    return traceRelease<CUresult>(
+        Op::Teardown, Api::cuDevicePrimaryCtxReset_v2, Kind::None,
+        [&] { return callReal(driverReal().cuDevicePrimaryCtxReset_v2, dev); },
+        [&](Event& e) { e.device = static_cast<int16_t>(dev); });
+}
+
+GMT_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+    return traceRelease<CUresult>(
+        Op::Teardown, Api::cuCtxDestroy_v2, Kind::None,
+        [&] { return callReal(driverReal().cuCtxDestroy_v2, ctx); },
+        [&](Event& e) { e.context = u64(ctx); });
+}
+
+namespace {
+template <typename Call> CUresult ctxCreate(Api api, CUcontext* pctx, CUdevice dev, Call&& call) {
+    return traceCreate<CUresult>(Op::CtxCreate, api, Kind::None, call, [&](Event& e, bool ok) {
+        e.device = static_cast<int16_t>(dev);
+        if (ok) {
+            e.context = u64(*pctx);
+        }
+    });
+}
+} // namespace
+
+GMT_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+    return ctxCreate(Api::cuCtxCreate_v2, pctx, dev,
+                     [&] { return callReal(driverReal().cuCtxCreate_v2, pctx, flags, dev); });
+}
+
+GMT_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
+                                   CUdevice dev) {
+    return ctxCreate(Api::cuCtxCreate_v4, pctx, dev, [&] {
+        return callReal(driverReal().cuCtxCreate_v4, pctx, params, flags, dev);
+    });
+}
+
+GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
+    return traceCreate<CUresult>(
+        Op::PoolCreate, Api::cuMemPoolCreate, Kind::Pool,
+        [&] { return callReal(driverReal().cuMemPoolCreate, pool, props); },
+        [&](Event& e, bool ok) {
+            if (ok) {
+                e.handle = u64(*pool);
+            }
+            if (props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+                e.device = static_cast<int16_t>(props->location.id);
+            }
+        });
+}
+
+GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+    return traceRelease<CUresult>(
+        Op::PoolDestroy, Api::cuMemPoolDestroy, Kind::Pool,
+        [&] { return callReal(driverReal().cuMemPoolDestroy, pool); },
+        [&](Event& e) { e.handle = u64(pool); });
+}
+
+GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+    return traceRelease<CUresult>(
+        Op::PoolTrim, Api::cuMemPoolTrimTo, Kind::Pool,
+        [&] { return callReal(driverReal().cuMemPoolTrimTo, pool, keep); },
+        [&](Event& e) {
+            e.handle = u64(pool);
+            e.size = keep;
+        });
+}

@@ -1,0 +1,136 @@
+// The shape every wrapper shares, so each wrapper in driver_hooks.cpp / runtime_hooks.cpp
+// only says what is particular to its API: which real function, which event fields.
+#pragma once
+
+#include "../real_functions.h"
+#include "../recorder.h"
+#include "../reentrancy_guard.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <cerrno>
+#include <utility>
+
+#define GMT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace gmt::preload {
+
+using format::Api;
+using format::Event;
+using format::Kind;
+using format::Op;
+
+// CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2.
+inline constexpr int kOutOfMemory = 2;
+
+// The tracer's own work must not leak into errno, which the program may be about to read.
+class ErrnoGuard {
+  public:
+    ErrnoGuard() : saved_(errno) {}
+    ~ErrnoGuard() { errno = saved_; }
+
+  private:
+    int saved_;
+};
+
+// Device ordinal and context of the calling thread, cheaply, through the driver itself
+// (never through the runtime, whose last-error state the program may be watching).
+inline void fillCurrentDevice(Event& e, bool with_context) {
+    const RealFunctions& cu = driverReal();
+    CUdevice dev;
+    if (cu.cuCtxGetDevice && cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+        e.device = static_cast<int16_t>(dev);
+    }
+    CUcontext ctx;
+    if (with_context && cu.cuCtxGetCurrent && cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS) {
+        e.context = reinterpret_cast<uint64_t>(ctx);
+    }
+}
+
+// On out-of-memory, what the driver said was free right then: the first question a user
+// asks about a failed allocation.
+inline void fillOutOfMemory(Event& e) {
+    if (e.result != kOutOfMemory) {
+        return;
+    }
+    const RealFunctions& cu = driverReal();
+    size_t free_bytes = 0, total = 0;
+    if (cu.cuMemGetInfo_v2 && cu.cuMemGetInfo_v2(&free_bytes, &total) == CUDA_SUCCESS) {
+        e.device_free = free_bytes;
+        e.device_total = total;
+    }
+}
+
+// A call that creates something: run it, then record what came back. `fill(e, ok)` sets
+// the event's fields; out-parameters are read only when ok.
+template <typename Result, typename Call, typename Fill>
+Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    CallScope scope;
+    Result r = call();
+    if (scope.outermost() && Recorder::instance().active()) {
+        ErrnoGuard keep_errno;
+        Event e;
+        e.op = op;
+        e.api = api;
+        e.kind = kind;
+        e.result = static_cast<int32_t>(r);
+        fill(e, static_cast<int>(r) == 0);
+        fillOutOfMemory(e);
+        Recorder::instance().record(e);
+    }
+    return r;
+}
+
+// A call that ends something: take a place in the sequence first, then run it, then
+// commit the outcome. `fill(e)` sets the fields known before the call.
+template <typename Result, typename Call, typename Fill>
+Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    CallScope scope;
+    if (!scope.outermost() || !Recorder::instance().active()) {
+        return call();
+    }
+    Event e;
+    e.op = op;
+    e.api = api;
+    e.kind = kind;
+    Recorder::Pending pending;
+    {
+        ErrnoGuard keep_errno;
+        fill(e);
+        pending = Recorder::instance().reserve(e);
+    }
+    Result r = call();
+    ErrnoGuard keep_errno;
+    e.result = static_cast<int32_t>(r);
+    Recorder::instance().commit(pending, e);
+    return r;
+}
+
+// Freeing NULL is a documented no-op: no event, no error.
+template <typename Result, typename Call, typename Fill>
+Result traceFree(Api api, Kind kind, uint64_t address, Call&& call, Fill&& fill) {
+    if (address == 0) {
+        CallScope scope;
+        return call();
+    }
+    return traceRelease<Result>(Op::Free, api, kind, call, [&](Event& e) {
+        e.address = address;
+        fill(e);
+    });
+}
+
+inline void noFields(Event&) {}
+
+// Calls the real function, or fails the way a missing symbol does (CUDA_ERROR_NOT_FOUND
+// and cudaErrorSymbolNotFound are both 500) when the library that defines it is not
+// loaded: a lookup through RTLD_DEFAULT can find our wrapper in a program with a static
+// cudart, and the wrapper must then not jump to nowhere.
+template <typename R, typename... Params, typename... Args>
+R callReal(R (*fn)(Params...), Args&&... args) {
+    if (!fn) {
+        return static_cast<R>(500);
+    }
+    return fn(std::forward<Args>(args)...);
+}
+
+} // namespace gmt::preload

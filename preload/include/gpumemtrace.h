@@ -1,0 +1,36 @@
+/* gpumemtrace public API.
+ *
+ * Optional calls a traced program can make into libgpumemtrace.so. They are exported by
+ * the preload library only, so a program that must also run untraced should declare them
+ * weak (as below, with GPUMEMTRACE_WEAK_API defined) and test for NULL before calling.
+ */
+#ifndef GPUMEMTRACE_H
+#define GPUMEMTRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GPUMEMTRACE_WEAK_API)
+#define GPUMEMTRACE_API __attribute__((weak))
+#else
+#define GPUMEMTRACE_API
+#endif
+
+/* Marks the start of a named phase ("warmup", "epoch 3") in the trace; the report can
+ * relate allocations and the peak to phases. Names longer than 4096 bytes are cut. */
+GPUMEMTRACE_API void gpumemtrace_mark_phase(const char* name);
+
+/* Moves everything recorded so far from the in-file ring into the log. Recorded events
+ * are durable without it; this only makes the log current. Returns 0, or -1 when this
+ * process has no trace (nothing recorded yet, or tracing is off). */
+GPUMEMTRACE_API int gpumemtrace_flush(void);
+
+/* 1 when calls of this process are being recorded, 0 otherwise. */
+GPUMEMTRACE_API int gpumemtrace_active(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUMEMTRACE_H */

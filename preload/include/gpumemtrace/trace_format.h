@@ -1,0 +1,724 @@
+// The trace format: the one contract between the recorder (preload/) and the analyzer
+// (analyzer/). Header-only so both halves compile the same definitions; the prose
+// description, byte by byte, is docs/trace-format.md. Any change here that is not
+// purely additive must bump kFormatVersion.
+//
+// File layout
+//
+//   0            4096                   4096 + slots*128
+//   +------------+----------------------+-----------------------------------------+
+//   | prologue   | ring (MAP_SHARED)    | log: frame, frame, frame, ...           |
+//   +------------+----------------------+-----------------------------------------+
+//
+// Producers (application threads) commit fixed-size slots into the ring, which is a
+// shared mapping of the file itself: a committed slot is in the page cache the moment
+// the call returns, so it survives SIGKILL. The writer thread drains slots in sequence
+// order into compact, checksummed frames appended to the log. A reader takes every valid
+// frame, then every committed ring slot whose sequence number the frames do not cover.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gmt::format {
+
+inline constexpr char kMagic[8] = {'G', 'M', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kPrologueSize = 4096;
+inline constexpr uint32_t kSlotSize = 128;
+inline constexpr uint32_t kFrameMagic = 0x52464d47; // "GMFR" little-endian
+inline constexpr uint32_t kMaxFramePayload = 16u << 20;
+inline constexpr uint32_t kMaxRecordSize = 1u << 20;
+inline constexpr uint32_t kMaxStackDepth = 256;
+inline constexpr uint32_t kMinRingSlots = 1024;
+inline constexpr uint32_t kMaxRingSlots = 1u << 24;
+
+// ---------------------------------------------------------------------------------
+// Enumerations. Values are part of the format: append only.
+
+enum class Op : uint8_t {
+    Alloc = 1,          // an allocation (or its failure: result != 0)
+    Free = 2,           // a free / release of an allocation
+    VmmReserve = 3,     // cuMemAddressReserve: address range, no bytes
+    VmmAddressFree = 4, // cuMemAddressFree
+    VmmCreate = 5,      // cuMemCreate / import: a physical handle with bytes
+    VmmRelease = 6,     // cuMemRelease of a handle
+    VmmMap = 7,         // cuMemMap: handle mapped at address
+    VmmUnmap = 8,       // cuMemUnmap of an address range
+    Teardown = 9,       // cudaDeviceReset / primary ctx reset (device) / cuCtxDestroy (context)
+    CtxCreate = 10,     // cuCtxCreate: a non-primary context (teardown rules need it)
+    PoolCreate = 11,
+    PoolDestroy = 12,
+    PoolTrim = 13,
+};
+
+enum class Kind : uint8_t {
+    None = 0,
+    Device = 1,
+    Pool = 2,
+    Managed = 3,
+    HostPinned = 4,
+    Array = 5,
+    Vmm = 6,
+};
+
+// Every API the recorder names. X(id, name): name is the exact C function name.
+#define GMT_TRACE_APIS(X)                                                                          \
+    X(1, cudaMalloc)                                                                               \
+    X(2, cudaFree)                                                                                 \
+    X(3, cudaMallocPitch)                                                                          \
+    X(4, cudaMalloc3D)                                                                             \
+    X(5, cudaMallocAsync)                                                                          \
+    X(6, cudaMallocFromPoolAsync)                                                                  \
+    X(7, cudaFreeAsync)                                                                            \
+    X(8, cudaMallocManaged)                                                                        \
+    X(9, cudaMallocHost)                                                                           \
+    X(10, cudaHostAlloc)                                                                           \
+    X(11, cudaFreeHost)                                                                            \
+    X(12, cudaHostRegister)                                                                        \
+    X(13, cudaHostUnregister)                                                                      \
+    X(14, cudaMallocArray)                                                                         \
+    X(15, cudaMalloc3DArray)                                                                       \
+    X(16, cudaMallocMipmappedArray)                                                                \
+    X(17, cudaFreeArray)                                                                           \
+    X(18, cudaFreeMipmappedArray)                                                                  \
+    X(19, cudaDeviceReset)                                                                         \
+    X(20, cudaMemPoolCreate)                                                                       \
+    X(21, cudaMemPoolDestroy)                                                                      \
+    X(22, cudaMemPoolTrimTo)                                                                       \
+    X(23, cudaMallocAsync_ptsz)                                                                    \
+    X(24, cudaMallocFromPoolAsync_ptsz)                                                            \
+    X(25, cudaFreeAsync_ptsz)                                                                      \
+    X(40, cuMemAlloc_v2)                                                                           \
+    X(41, cuMemAllocPitch_v2)                                                                      \
+    X(42, cuMemFree_v2)                                                                            \
+    X(43, cuMemAllocAsync)                                                                         \
+    X(44, cuMemAllocAsync_ptsz)                                                                    \
+    X(45, cuMemAllocFromPoolAsync)                                                                 \
+    X(46, cuMemAllocFromPoolAsync_ptsz)                                                            \
+    X(47, cuMemFreeAsync)                                                                          \
+    X(48, cuMemFreeAsync_ptsz)                                                                     \
+    X(49, cuMemAllocManaged)                                                                       \
+    X(50, cuMemAllocHost_v2)                                                                       \
+    X(51, cuMemHostAlloc)                                                                          \
+    X(52, cuMemFreeHost)                                                                           \
+    X(53, cuMemHostRegister_v2)                                                                    \
+    X(54, cuMemHostUnregister)                                                                     \
+    X(55, cuArrayCreate_v2)                                                                        \
+    X(56, cuArray3DCreate_v2)                                                                      \
+    X(57, cuArrayDestroy)                                                                          \
+    X(58, cuMipmappedArrayCreate)                                                                  \
+    X(59, cuMipmappedArrayDestroy)                                                                 \
+    X(60, cuMemAddressReserve)                                                                     \
+    X(61, cuMemAddressFree)                                                                        \
+    X(62, cuMemCreate)                                                                             \
+    X(63, cuMemRelease)                                                                            \
+    X(64, cuMemMap)                                                                                \
+    X(65, cuMemUnmap)                                                                              \
+    X(66, cuMemImportFromShareableHandle)                                                          \
+    X(67, cuDevicePrimaryCtxReset_v2)                                                              \
+    X(68, cuCtxDestroy_v2)                                                                         \
+    X(69, cuCtxCreate_v4)                                                                          \
+    X(70, cuMemPoolCreate)                                                                         \
+    X(71, cuMemPoolDestroy)                                                                        \
+    X(72, cuMemPoolTrimTo)                                                                         \
+    X(82, cuCtxCreate_v2)                                                                          \
+    X(83, cuCtxCreate_v3)
+
+enum class Api : uint8_t {
+    Unknown = 0,
+#define GMT_API_ENUM(id, name) name = id,
+    GMT_TRACE_APIS(GMT_API_ENUM)
+#undef GMT_API_ENUM
+};
+
+inline std::string_view apiName(Api api) {
+    switch (api) {
+#define GMT_API_NAME(id, name)                                                                     \
+    case Api::name:                                                                                \
+        return #name;
+        GMT_TRACE_APIS(GMT_API_NAME)
+#undef GMT_API_NAME
+    default:
+        return "unknown";
+    }
+}
+
+inline std::string_view kindName(Kind kind) {
+    switch (kind) {
+    case Kind::Device:
+        return "device";
+    case Kind::Pool:
+        return "pool";
+    case Kind::Managed:
+        return "managed";
+    case Kind::HostPinned:
+        return "host_pinned";
+    case Kind::Array:
+        return "array";
+    case Kind::Vmm:
+        return "vmm";
+    default:
+        return "none";
+    }
+}
+
+inline std::string_view opName(Op op) {
+    switch (op) {
+    case Op::Alloc:
+        return "alloc";
+    case Op::Free:
+        return "free";
+    case Op::VmmReserve:
+        return "vmm_reserve";
+    case Op::VmmAddressFree:
+        return "vmm_address_free";
+    case Op::VmmCreate:
+        return "vmm_create";
+    case Op::VmmRelease:
+        return "vmm_release";
+    case Op::VmmMap:
+        return "vmm_map";
+    case Op::VmmUnmap:
+        return "vmm_unmap";
+    case Op::Teardown:
+        return "teardown";
+    case Op::CtxCreate:
+        return "ctx_create";
+    case Op::PoolCreate:
+        return "pool_create";
+    case Op::PoolDestroy:
+        return "pool_destroy";
+    case Op::PoolTrim:
+        return "pool_trim";
+    default:
+        return "unknown";
+    }
+}
+
+// Event flags (Event::flags). The CUDA call's own flags go in the low 32 bits' lower half
+// where they matter (cudaHostAlloc flags, managed attach flags); these mark our facts.
+inline constexpr uint32_t kFlagHostLocated = 1u << 31; // VmmCreate: handle lives in host memory
+inline constexpr uint32_t kFlagPerThreadStream = 1u << 30;
+inline constexpr uint32_t kFlagImported =
+    1u << 29; // VmmCreate: imported from another process; size unknown
+
+// ---------------------------------------------------------------------------------
+// One recorded call. This is the logical event both halves agree on; in the ring it is
+// stored as is (fixed layout), in the log it is delta-encoded (see encodeEvent).
+//
+// Field use per op:
+//   Alloc/Free      address = pointer (or array handle), size = bytes asked for,
+//                   actual_size = bytes held when it differs (pitch*height), offset = pitch,
+//                   handle = pool (pool allocations), stream = stream
+//   VmmReserve      address, size = range size, offset = requested alignment
+//   VmmCreate       handle, size, device = location id; kFlagHostLocated for host memory
+//   VmmRelease      handle
+//   VmmMap          address, size, handle, offset = offset into the handle
+//   VmmUnmap        address, size
+//   Teardown        device (device resets) or context (cuCtxDestroy)
+//   CtxCreate       context, device
+//   Pool*           handle = pool, device, size = trim target
+//   failures        result != 0; device_free/device_total = cuMemGetInfo on OOM
+struct Event {
+    uint64_t time_ns = 0; // CLOCK_MONOTONIC
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint64_t actual_size = 0;
+    uint64_t handle = 0;
+    uint64_t stream = 0;
+    uint64_t context = 0;
+    uint64_t offset = 0;
+    uint64_t device_free = 0;
+    uint64_t device_total = 0;
+    uint32_t flags = 0;
+    uint32_t stack_id = 0; // 0: no stack recorded
+    uint32_t tid = 0;      // kernel thread id
+    int32_t result = 0;    // CUresult or cudaError_t of the call; 0 = success
+    int16_t device = -1;   // ordinal; -1 = host / unknown
+    Op op = Op::Alloc;
+    Api api = Api::Unknown;
+    Kind kind = Kind::None;
+    uint8_t reserved[3] = {};
+};
+static_assert(sizeof(Event) == 104);
+
+// ---------------------------------------------------------------------------------
+// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events`,
+// which producers update in place (it lives in the shared mapping, so it is durable).
+struct Prologue {
+    char magic[8];
+    uint32_t format_version;
+    uint32_t prologue_size; // sizeof(Prologue)
+    uint64_t ring_offset;   // = kPrologueSize
+    uint32_t ring_slots;    // power of two, kMinRingSlots..kMaxRingSlots
+    uint32_t slot_size;     // = kSlotSize
+    uint64_t log_offset;    // = ring_offset + ring_slots * slot_size
+    uint64_t dropped_events;
+    uint32_t flags;
+    uint32_t checksum; // crc32c of the bytes before `dropped_events`
+};
+static_assert(sizeof(Prologue) == 56);
+inline constexpr size_t kPrologueChecksummedBytes = offsetof(Prologue, dropped_events);
+
+// ---------------------------------------------------------------------------------
+// Ring slot (kSlotSize bytes). `seq` is written last, with release ordering: the slot
+// holds the record for sequence position p exactly when seq == p + 1. A record longer
+// than one slot (stacks, modules) takes consecutive positions: a Blob slot carrying the
+// total length, then BlobCont slots; every part must be committed for the record to count.
+enum class SlotType : uint8_t { Event = 1, Blob = 2, BlobCont = 3 };
+
+struct Slot {
+    uint64_t seq;
+    SlotType type;
+    uint8_t reserved[3];
+    uint32_t length; // Blob: total encoded record bytes (tag + length + body)
+    uint8_t payload[kSlotSize - 16];
+};
+static_assert(sizeof(Slot) == kSlotSize);
+inline constexpr uint32_t kSlotPayload = kSlotSize - 16;
+static_assert(sizeof(Event) <= kSlotPayload);
+
+// ---------------------------------------------------------------------------------
+// Log frames. A frame is written with one pwrite; the checksum covers everything after
+// the checksum field (header rest + payload), so a torn or partly written frame fails it.
+struct FrameHeader {
+    uint32_t magic;        // kFrameMagic
+    uint32_t checksum;     // crc32c(payload_size..end of payload)
+    uint32_t payload_size; // bytes of records following this header
+    uint32_t record_count;
+    uint64_t end_seq; // ring sequence position just after the last slot this frame covers
+};
+static_assert(sizeof(FrameHeader) == 24);
+
+// Records inside a frame: tag (1 byte), body length (varint), body. Readers skip tags
+// they do not know, so new record types can be added without a version bump.
+enum class RecordTag : uint8_t {
+    Header = 1,  // process facts: see HeaderInfo
+    Device = 2,  // one GPU: see DeviceInfo
+    Module = 3,  // a loaded ELF object: see ModuleInfo
+    Stack = 4,   // an interned call stack: id, depth, frames (ip-1, delta-coded)
+    Event = 5,   // a delta-coded Event
+    Trailer = 6, // clean end of trace: see TrailerInfo
+    Phase = 7,   // user marker from gpumemtrace_mark_phase(): time, name
+};
+
+struct HeaderInfo {
+    uint32_t pid = 0;
+    uint32_t ppid = 0;
+    uint64_t start_wall_ns = 0; // CLOCK_REALTIME at trace start
+    uint64_t start_mono_ns = 0; // CLOCK_MONOTONIC at trace start (events' clock)
+    int32_t driver_version = 0;
+    uint32_t stack_depth = 0;
+    uint64_t granularity = 2u << 20; // default allocation granularity
+    std::string command;             // argv joined by spaces
+    std::string executable;          // /proc/self/exe target
+    std::string host;
+    std::string tracer_version;
+};
+
+struct DeviceInfo {
+    int32_t ordinal = 0;
+    uint64_t total_bytes = 0;
+    uint64_t granularity = 2u << 20;
+    std::string name;
+};
+
+struct ModuleInfo {
+    uint64_t base = 0;  // load bias (dlpi_addr)
+    uint64_t start = 0; // lowest mapped address of the PT_LOAD segments
+    uint64_t end = 0;   // highest
+    std::string path;
+    std::string build_id; // raw bytes of NT_GNU_BUILD_ID, may be empty
+};
+
+struct StackInfo {
+    uint32_t id = 0;
+    uint32_t depth = 0;
+    std::array<uint64_t, kMaxStackDepth> frames{}; // innermost first; return address - 1
+};
+
+struct TrailerInfo {
+    uint64_t events = 0;
+    uint64_t dropped_events = 0;
+    uint64_t end_mono_ns = 0;
+    uint64_t end_wall_ns = 0;
+    int32_t exit_signal = 0; // the fatal signal that ended the process; 0: it exited
+};
+
+struct PhaseInfo {
+    uint64_t time_ns = 0;
+    std::string name;
+};
+
+// ---------------------------------------------------------------------------------
+// Checksum: CRC-32C (Castagnoli), table-driven; fast enough for frames of a few KiB.
+namespace detail {
+constexpr std::array<uint32_t, 256> makeCrcTable() {
+    std::array<uint32_t, 256> table{};
+    for (uint32_t i = 0; i < 256; ++i) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; ++k) {
+            c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
+        }
+        table[i] = c;
+    }
+    return table;
+}
+inline constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
+} // namespace detail
+
+inline uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0) {
+    auto* p = static_cast<const uint8_t*>(data);
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc = detail::kCrcTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+// ---------------------------------------------------------------------------------
+// Byte-level coding. The writer appends into a caller-owned buffer (no allocation on the
+// recording side); the reader decodes from a bounded span and reports overruns instead of
+// reading past the end.
+
+class ByteWriter {
+  public:
+    ByteWriter(uint8_t* buffer, size_t capacity)
+        : begin_(buffer), cur_(buffer), end_(buffer + capacity) {}
+
+    bool ok() const { return ok_; }
+    size_t size() const { return static_cast<size_t>(cur_ - begin_); }
+    uint8_t* data() const { return begin_; }
+
+    void byte(uint8_t b) {
+        if (cur_ == end_) {
+            ok_ = false;
+            return;
+        }
+        *cur_++ = b;
+    }
+    void varint(uint64_t v) {
+        while (v >= 0x80) {
+            byte(static_cast<uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        byte(static_cast<uint8_t>(v));
+    }
+    void svarint(int64_t v) {
+        varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+    }
+    void bytes(const void* p, size_t n) {
+        if (static_cast<size_t>(end_ - cur_) < n) {
+            ok_ = false;
+            return;
+        }
+        std::memcpy(cur_, p, n);
+        cur_ += n;
+    }
+    void string(std::string_view s) {
+        varint(s.size());
+        bytes(s.data(), s.size());
+    }
+
+  private:
+    uint8_t* begin_;
+    uint8_t* cur_;
+    uint8_t* end_;
+    bool ok_ = true;
+};
+
+class ByteReader {
+  public:
+    explicit ByteReader(std::span<const uint8_t> data)
+        : cur_(data.data()), end_(data.data() + data.size()) {}
+
+    bool ok() const { return ok_; }
+    bool atEnd() const { return cur_ == end_; }
+    size_t remaining() const { return static_cast<size_t>(end_ - cur_); }
+
+    uint8_t byte() {
+        if (cur_ == end_) {
+            ok_ = false;
+            return 0;
+        }
+        return *cur_++;
+    }
+    uint64_t varint() {
+        uint64_t v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            uint8_t b = byte();
+            if (!ok_) {
+                return 0;
+            }
+            v |= static_cast<uint64_t>(b & 0x7f) << shift;
+            if (!(b & 0x80)) {
+                return v;
+            }
+        }
+        ok_ = false; // more than 10 bytes: not a varint we wrote
+        return 0;
+    }
+    int64_t svarint() {
+        uint64_t v = varint();
+        return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+    }
+    std::span<const uint8_t> bytes(size_t n) {
+        if (remaining() < n) {
+            ok_ = false;
+            cur_ = end_;
+            return {};
+        }
+        std::span<const uint8_t> s(cur_, n);
+        cur_ += n;
+        return s;
+    }
+    std::string string(size_t max_len = kMaxRecordSize) {
+        uint64_t n = varint();
+        if (!ok_ || n > max_len || n > remaining()) {
+            ok_ = false;
+            return {};
+        }
+        auto s = bytes(n);
+        return std::string(reinterpret_cast<const char*>(s.data()), s.size());
+    }
+
+  private:
+    const uint8_t* cur_;
+    const uint8_t* end_;
+    bool ok_ = true;
+};
+
+// ---------------------------------------------------------------------------------
+// Event delta coding. Each field is coded as the zigzag difference from the same field of
+// the previous event in the log; a presence mask (varint) says which differ. Fields are
+// ordered by how often they change in an allocation loop, so the mask is one byte there.
+//
+//   bit  field          bit  field          bit  field
+//   0    time_ns        6    kind           12   offset
+//   1    address        7    tid            13   device_free
+//   2    size           8    device         14   device_total
+//   3    op             9    result         15   flags
+//   4    stack_id       10   actual_size    16   context
+//   5    api            11   handle         17   stream
+//
+// A one-site cudaMalloc/cudaFree loop costs about 10 bytes per event, record framing included.
+namespace detail {
+template <typename F> void forEachEventField(Event& e, F&& f) {
+    f(0, e.time_ns);
+    f(1, e.address);
+    f(2, e.size);
+    uint64_t op = static_cast<uint64_t>(e.op), api = static_cast<uint64_t>(e.api),
+             kind = static_cast<uint64_t>(e.kind), stack = e.stack_id, tid = e.tid,
+             device = static_cast<uint64_t>(static_cast<int64_t>(e.device)),
+             result = static_cast<uint64_t>(static_cast<int64_t>(e.result)), flags = e.flags;
+    f(3, op);
+    f(4, stack);
+    f(5, api);
+    f(6, kind);
+    f(7, tid);
+    f(8, device);
+    f(9, result);
+    f(10, e.actual_size);
+    f(11, e.handle);
+    f(12, e.offset);
+    f(13, e.device_free);
+    f(14, e.device_total);
+    f(15, flags);
+    f(16, e.context);
+    f(17, e.stream);
+    e.op = static_cast<Op>(op);
+    e.api = static_cast<Api>(api);
+    e.kind = static_cast<Kind>(kind);
+    e.stack_id = static_cast<uint32_t>(stack);
+    e.tid = static_cast<uint32_t>(tid);
+    e.device = static_cast<int16_t>(static_cast<int64_t>(device));
+    e.result = static_cast<int32_t>(static_cast<int64_t>(result));
+    e.flags = static_cast<uint32_t>(flags);
+}
+} // namespace detail
+
+// Appends the event body (mask + deltas); `prev` is updated to `e`.
+inline void encodeEventBody(ByteWriter& w, const Event& e, Event& prev) {
+    uint64_t values[18];
+    uint64_t prev_values[18];
+    Event copy = e;
+    detail::forEachEventField(copy, [&](int i, uint64_t& v) { values[i] = v; });
+    detail::forEachEventField(prev, [&](int i, uint64_t& v) { prev_values[i] = v; });
+    uint64_t mask = 0;
+    for (int i = 0; i < 18; ++i) {
+        if (values[i] != prev_values[i]) {
+            mask |= uint64_t{1} << i;
+        }
+    }
+    w.varint(mask);
+    for (int i = 0; i < 18; ++i) {
+        if (mask & (uint64_t{1} << i)) {
+            w.svarint(static_cast<int64_t>(values[i] - prev_values[i]));
+        }
+    }
+    prev = e;
+}
+
+// Decodes an event body against `prev` (updated). Returns false on malformed input.
+inline bool decodeEventBody(ByteReader& r, Event& out, Event& prev) {
+    uint64_t mask = r.varint();
+    if (!r.ok() || mask >> 18) {
+        return false;
+    }
+    Event e = prev;
+    detail::forEachEventField(e, [&](int i, uint64_t& v) {
+        if (mask & (uint64_t{1} << i)) {
+            v += static_cast<uint64_t>(r.svarint());
+        }
+    });
+    if (!r.ok()) {
+        return false;
+    }
+    out = e;
+    prev = e;
+    return true;
+}
+
+// ---------------------------------------------------------------------------------
+// Non-event record bodies. Each encode writes the body only; see appendRecord for framing.
+
+inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
+    w.varint(h.pid);
+    w.varint(h.ppid);
+    w.varint(h.start_wall_ns);
+    w.varint(h.start_mono_ns);
+    w.svarint(h.driver_version);
+    w.varint(h.stack_depth);
+    w.varint(h.granularity);
+    w.string(h.command);
+    w.string(h.executable);
+    w.string(h.host);
+    w.string(h.tracer_version);
+}
+
+inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
+    h.pid = static_cast<uint32_t>(r.varint());
+    h.ppid = static_cast<uint32_t>(r.varint());
+    h.start_wall_ns = r.varint();
+    h.start_mono_ns = r.varint();
+    h.driver_version = static_cast<int32_t>(r.svarint());
+    h.stack_depth = static_cast<uint32_t>(r.varint());
+    h.granularity = r.varint();
+    h.command = r.string();
+    h.executable = r.string();
+    h.host = r.string();
+    h.tracer_version = r.string();
+    return r.ok();
+}
+
+inline void encodeDevice(ByteWriter& w, const DeviceInfo& d) {
+    w.svarint(d.ordinal);
+    w.varint(d.total_bytes);
+    w.varint(d.granularity);
+    w.string(d.name);
+}
+
+inline bool decodeDevice(ByteReader& r, DeviceInfo& d) {
+    d.ordinal = static_cast<int32_t>(r.svarint());
+    d.total_bytes = r.varint();
+    d.granularity = r.varint();
+    d.name = r.string();
+    return r.ok();
+}
+
+inline void encodeModule(ByteWriter& w, const ModuleInfo& m) {
+    w.varint(m.base);
+    w.varint(m.start);
+    w.varint(m.end);
+    w.string(m.path);
+    w.string(m.build_id);
+}
+
+inline bool decodeModule(ByteReader& r, ModuleInfo& m) {
+    m.base = r.varint();
+    m.start = r.varint();
+    m.end = r.varint();
+    m.path = r.string();
+    m.build_id = r.string(256);
+    return r.ok();
+}
+
+// Frames are delta-coded against the previous frame (callers are neighbours in code).
+inline void encodeStack(ByteWriter& w, uint32_t id, const uint64_t* frames, uint32_t depth) {
+    w.varint(id);
+    w.varint(depth);
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < depth; ++i) {
+        w.svarint(static_cast<int64_t>(frames[i] - prev));
+        prev = frames[i];
+    }
+}
+
+inline bool decodeStack(ByteReader& r, StackInfo& s) {
+    s.id = static_cast<uint32_t>(r.varint());
+    uint64_t depth = r.varint();
+    if (!r.ok() || depth > kMaxStackDepth) {
+        return false;
+    }
+    s.depth = static_cast<uint32_t>(depth);
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < s.depth; ++i) {
+        prev += static_cast<uint64_t>(r.svarint());
+        s.frames[i] = prev;
+    }
+    return r.ok();
+}
+
+inline void encodeTrailer(ByteWriter& w, const TrailerInfo& t) {
+    w.varint(t.events);
+    w.varint(t.dropped_events);
+    w.varint(t.end_mono_ns);
+    w.varint(t.end_wall_ns);
+    w.svarint(t.exit_signal);
+}
+
+inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
+    t.events = r.varint();
+    t.dropped_events = r.varint();
+    t.end_mono_ns = r.varint();
+    t.end_wall_ns = r.varint();
+    t.exit_signal = r.atEnd() ? 0 : static_cast<int32_t>(r.svarint());
+    return r.ok();
+}
+
+inline void encodePhase(ByteWriter& w, const PhaseInfo& p) {
+    w.varint(p.time_ns);
+    w.string(p.name);
+}
+
+inline bool decodePhase(ByteReader& r, PhaseInfo& p) {
+    p.time_ns = r.varint();
+    p.name = r.string(4096);
+    return r.ok();
+}
+
+// Frames a record: tag, body length, body. `body` is a scratch writer the caller filled.
+inline void appendRecord(ByteWriter& out, RecordTag tag, const uint8_t* body, size_t size) {
+    out.byte(static_cast<uint8_t>(tag));
+    out.varint(size);
+    out.bytes(body, size);
+}
+
+inline uint32_t frameChecksum(const FrameHeader& h, const uint8_t* payload) {
+    uint32_t crc =
+        crc32c(&h.payload_size, sizeof(FrameHeader) - offsetof(FrameHeader, payload_size));
+    return crc32c(payload, h.payload_size, crc);
+}
+
+inline uint32_t prologueChecksum(const Prologue& p) {
+    return crc32c(&p, kPrologueChecksummedBytes);
+}
+
+} // namespace gmt::format

@@ -1,0 +1,17 @@
+#include "recorder.h"
+
+#include <gpumemtrace.h>
+
+using gmt::preload::Recorder;
+
+extern "C" __attribute__((visibility("default"))) void gpumemtrace_mark_phase(const char* name) {
+    Recorder::instance().markPhase(name);
+}
+
+extern "C" __attribute__((visibility("default"))) int gpumemtrace_flush(void) {
+    return Recorder::instance().flush() ? 0 : -1;
+}
+
+extern "C" __attribute__((visibility("default"))) int gpumemtrace_active(void) {
+    return Recorder::instance().active() ? 1 : 0;
+}

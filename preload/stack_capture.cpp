@@ -1,0 +1,65 @@
+#include "stack_capture.h"
+
+#include <link.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+namespace gmt::preload {
+namespace {
+
+uintptr_t g_self_start = 0;
+uintptr_t g_self_end = 0;
+
+int findSelf(dl_phdr_info* info, size_t, void* data) {
+    auto target = reinterpret_cast<uintptr_t>(data);
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD) {
+            continue;
+        }
+        uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+        lo = start < lo ? start : lo;
+        hi = start + ph.p_memsz > hi ? start + ph.p_memsz : hi;
+    }
+    if (target >= lo && target < hi) {
+        g_self_start = lo;
+        g_self_end = hi;
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
+void initStackCapture() {
+    dl_iterate_phdr(findSelf, reinterpret_cast<void*>(&initStackCapture));
+}
+
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
+    if (max_depth == 0) {
+        return 0;
+    }
+    unw_context_t context;
+    unw_cursor_t cursor;
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) {
+        return 0;
+    }
+    uint32_t depth = 0;
+    bool in_tracer = true;
+    while (depth < max_depth && unw_step(&cursor) > 0) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) {
+            break;
+        }
+        if (in_tracer && ip >= g_self_start && ip < g_self_end) {
+            continue;
+        }
+        in_tracer = false;
+        frames[depth++] = static_cast<uint64_t>(ip) - 1;
+    }
+    return depth;
+}
+
+} // namespace gmt::preload

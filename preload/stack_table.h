@@ -1,0 +1,34 @@
+// Interns call stacks: each distinct stack gets a small id and is written once. A
+// per-thread direct-mapped cache answers the steady state (the same few call sites over
+// and over) without a lock; a miss takes a mutex, after the unwinding is done.
+// Stacks are identified by a 64-bit hash of their frames.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace gmt::preload {
+
+class StackTable {
+  public:
+    // Called under the table's lock for a stack seen for the first time; must push the
+    // stack record into the trace before returning, since events naming it follow.
+    using EmitFn = void (*)(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
+
+    uint32_t intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx);
+
+    // A new trace (forked child): every stack must be written again.
+    void reset();
+
+    std::mutex& mutex() { return mutex_; }
+
+  private:
+    std::mutex mutex_;
+    std::unordered_map<uint64_t, uint32_t> ids_;
+    uint32_t next_id_ = 1;
+    std::atomic<uint64_t> generation_{1};
+};
+
+} // namespace gmt::preload

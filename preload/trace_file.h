@@ -1,0 +1,47 @@
+// The trace file on disk: created exclusively (0600, O_EXCL|O_NOFOLLOW, a unique name on
+// a clash), its prologue and ring mapped MAP_SHARED so that stores into them are in the
+// page cache at once and survive the process being killed, and its log appended with
+// pwrite, which is just as durable against a kill.
+#pragma once
+
+#include <gpumemtrace/trace_format.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gmt::preload {
+
+class TraceFile {
+  public:
+    TraceFile() = default;
+    TraceFile(const TraceFile&) = delete;
+    TraceFile& operator=(const TraceFile&) = delete;
+    ~TraceFile();
+
+    // Creates the file for `path` (or `path` with ".N" inserted before its extension when
+    // that exists) with a ring of `ring_slots` slots. Returns false, with a logged reason,
+    // when no file could be created: the program then runs untraced.
+    bool create(const std::string& path, uint32_t ring_slots);
+
+    const std::string& path() const { return path_; }
+    format::Prologue& prologue() { return *reinterpret_cast<format::Prologue*>(map_); }
+    format::Slot* slots() { return reinterpret_cast<format::Slot*>(map_ + format::kPrologueSize); }
+    uint32_t ringSlots() const { return ring_slots_; }
+
+    // Appends bytes to the log. Async-signal-safe.
+    bool append(const void* data, size_t size);
+
+    void close();
+    // In a forked child: let go of the parent's file without touching it.
+    void abandon();
+
+  private:
+    int fd_ = -1;
+    uint8_t* map_ = nullptr;
+    size_t map_size_ = 0;
+    uint32_t ring_slots_ = 0;
+    uint64_t log_end_ = 0;
+    std::string path_;
+};
+
+} // namespace gmt::preload
