@@ -1,0 +1,331 @@
+"""The checks of scripts/gpu-validate.sh: gpumemtrace against ground truth on a real GPU.
+
+Each check records a row (name, PASS/FAIL/INFO, what was seen); summary.md in the output
+folder is the table quoted by docs/validation.md.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROWS = []
+
+
+def row(name, ok, detail):
+    status = "INFO" if ok is None else ("PASS" if ok else "FAIL")
+    ROWS.append((name, status, detail))
+    print(f"[{status}] {name}: {detail}", flush=True)
+
+
+class Env:
+    def __init__(self, build, out):
+        self.build = Path(build).resolve()
+        self.out = Path(out).resolve()
+        self.traces = self.out / "traces"
+        self.logs = self.out / "logs"
+        for d in (self.traces, self.logs):
+            d.mkdir(parents=True, exist_ok=True)
+        self.lib = self.build / "lib" / "libgpumemtrace.so"
+        self.cli = self.build / "bin" / "gpumemtrace"
+        self.gpu = self.build / "gpu"  # programs built with nvcc for this check
+        self.cli_env = dict(os.environ)
+        extra = self.build / "gpu-libs"  # the CLI's own libraries (libdw...) where missing
+        if extra.is_dir():
+            self.cli_env["LD_LIBRARY_PATH"] = f"{extra}:{os.environ.get('LD_LIBRARY_PATH', '')}"
+        cuda_lib = "/usr/local/cuda/lib64"
+        self.app_env = dict(os.environ)
+        self.app_env["LD_LIBRARY_PATH"] = f"{cuda_lib}:{os.environ.get('LD_LIBRARY_PATH', '')}"
+
+    def run(self, name, cmd, env=None, timeout=300, stdin=None):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, env=env or self.app_env, capture_output=True, text=True,
+                           timeout=timeout)
+        dt = time.perf_counter() - t0
+        (self.logs / f"{name}.log").write_text(
+            f"$ {' '.join(map(str, cmd))}\nrc={p.returncode} t={dt:.3f}s\n--- stdout\n{p.stdout}"
+            f"\n--- stderr\n{p.stderr}\n")
+        return p, dt
+
+    def traced_env(self, name, extra=None):
+        env = dict(self.app_env)
+        env["LD_PRELOAD"] = str(self.lib)
+        env["GPUMEMTRACE_OUTPUT"] = str(self.traces / f"{name}.%p.gmtrace")
+        env.update(extra or {})
+        return env
+
+    def record(self, name, cmd, extra=None, timeout=300):
+        for old in self.traces.glob(f"{name}.*gmtrace"):
+            old.unlink()
+        p, dt = self.run(name, cmd, self.traced_env(name, extra), timeout)
+        return p, sorted(self.traces.glob(f"{name}.*gmtrace")), dt
+
+    def report(self, traces, name):
+        p, _ = self.run(f"{name}.report", [str(self.cli), "report", "--format", "json",
+                                           *map(str, traces)], env=self.cli_env)
+        if p.returncode != 0:
+            raise RuntimeError(f"report failed: {p.stderr.strip()}")
+        (self.logs / f"{name}.report.json").write_text(p.stdout)
+        return json.loads(p.stdout)
+
+    def dump(self, trace):
+        p, _ = self.run(f"{Path(trace).name}.dump", [str(self.cli), "dump", str(trace)],
+                        env=self.cli_env)
+        return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+
+def live_at_end(records):
+    """(address, size, api, kind) still allocated at the end, replaying the dump."""
+    live = {}
+    for r in records:
+        if r.get("record") != "event" or r.get("result") != 0:
+            continue
+        if r["event"] == "alloc":
+            live[r["address"]] = (r["size"], r["api"], r["kind"])
+        elif r["event"] == "free":
+            live.pop(r["address"], None)
+    return {(a, s, api, k) for a, (s, api, k) in live.items()}
+
+
+def check_samples(env):
+    for name in ("leak_loop", "leak_loop_static", "fragmentation", "oom", "stream_pool", "vmm"):
+        exe = env.build / "samples" / name
+        if not exe.exists():
+            row(f"sample {name}", False, "not built")
+            continue
+        p, traces, _ = env.record(f"sample_{name}", [str(exe)])
+        if p.returncode != 0 or not traces:
+            row(f"sample {name}", False, f"rc={p.returncode}, traces={len(traces)}")
+            continue
+        rep = env.report(traces, f"sample_{name}")
+        s = rep["summary"]
+        row(f"sample {name} traced", s["allocations"] > 0,
+            f"{s['allocations']} allocations, {s['leaked_bytes']} B leaked, peak {s['peak_bytes']} B,"
+            f" {s['failed_allocations']} failed")
+
+
+def sanitizer_leaks(env, exe, name):
+    p, _ = env.run(f"{name}.sanitizer",
+                   ["compute-sanitizer", "--leak-check", "full", str(exe)], timeout=300)
+    text = p.stdout + p.stderr
+    found = {(m.group(2).lower(), int(m.group(1)))
+             for m in re.finditer(r"Leaked (\d+) bytes at (0x[0-9a-fA-F]+)", text)}
+    usable = "Device not supported" not in text and p.returncode in (0, 1)
+    return found, usable, text
+
+
+def check_leaks_vs_sanitizer(env):
+    for variant in ("shared", "static"):
+        exe = env.gpu / f"planted_leaks_{variant}"
+        name = f"planted_{variant}"
+        p, traces, _ = env.record(name, [str(exe)])
+        if p.returncode != 0 or len(traces) != 1:
+            row(f"leaks vs compute-sanitizer ({variant})", False, f"rc={p.returncode}")
+            continue
+        ours = live_at_end(env.dump(traces[0]))
+        ours_by_addr = {a.lower(): (s, api, k) for a, s, api, k in ours}
+        rep = env.report(traces, name)
+        expected = {1234567: "device", 2345678: "managed", 3456789: "host_pinned",
+                    4567890: "pool"}
+        got = {s: k for _, s, _, k in ours}
+        planted_ok = all(got.get(s) == k for s, k in expected.items())
+        row(f"planted leaks found ({variant})", planted_ok and
+            rep["summary"]["leaked_bytes"] >= sum(expected),
+            f"ours: {sorted((s, k) for s, k in got.items())}; report leaked_bytes="
+            f"{rep['summary']['leaked_bytes']}")
+        san, usable, _ = sanitizer_leaks(env, exe, name)
+        if not usable:
+            row(f"leaks vs compute-sanitizer ({variant})", None,
+                "compute-sanitizer cannot run on this machine (see logs)")
+            continue
+        missing = [(a, b) for a, b in san if ours_by_addr.get(a, (None,))[0] != b]
+        only_ours = sorted((s, k) for a, s, _, k in ours if (a.lower(), s) not in san)
+        row(f"leaks vs compute-sanitizer ({variant})", not missing,
+            f"sanitizer reported {len(san)} leak(s) {sorted(b for _, b in san)}; all matched by "
+            f"address and bytes: {not missing}; only in gpumemtrace (by design): {only_ours}")
+
+
+def torch_run(env, name, extra, args=()):
+    p, traces, dt = env.record(name, [sys.executable, str(Path(__file__).parent.parent /
+                                                          "tests/gpu/torch_workload.py"), *args],
+                               extra=extra, timeout=600)
+    info = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
+    return p, traces, info, dt
+
+
+def check_torch(env):
+    p, traces, info, _ = torch_run(env, "torch_default", {})
+    if p.returncode != 0 or len(traces) != 1:
+        row("PyTorch caching allocator peak", False, f"rc={p.returncode}")
+    else:
+        rep = env.report(traces, "torch_default")
+        peak = rep["summary"]["peak_bytes"]
+        expect = info["max_memory_reserved"]
+        detail = f"traced peak {peak} B, torch.cuda.max_memory_reserved() {expect} B"
+        if peak != expect:
+            detail += f"; difference {peak - expect} B; top sites at peak: " + json.dumps(
+                [(s["bytes"], [f.get("module", "") .split("/")[-1] + ":" + (f.get("function") or "?")
+                               for f in s["stack"][:4]]) for s in rep["peak"]["top_sites"][:5]])
+        row("PyTorch caching allocator peak", peak == expect, detail)
+
+    p, traces, info, _ = torch_run(env, "torch_nocache_leak",
+                                   {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, ("--leak",))
+    if p.returncode != 0 or len(traces) != 1:
+        row("PyTorch no-caching leak", False, f"rc={p.returncode} {p.stderr[-300:]}")
+    else:
+        rep = env.report(traces, "torch_nocache_leak")
+        sizes = [l["bytes"] for l in rep["leaks"]]
+        ok = any(l["bytes"] == info["leak_bytes"] and l["allocations"] == 1 for l in rep["leaks"])
+        row("PyTorch no-caching leak", ok,
+            f"kept tensor {info['leak_bytes']} B; leaks reported (bytes): {sizes[:10]}")
+
+    p, traces, info, _ = torch_run(env, "torch_expandable",
+                                   {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    if p.returncode != 0 or len(traces) != 1:
+        row("PyTorch expandable segments VMM peak", False, f"rc={p.returncode}")
+    else:
+        rep = env.report(traces, "torch_expandable")
+        vmm_peak = rep["kinds"].get("vmm", {}).get("peak_bytes", 0)
+        expect = info["max_memory_reserved"]
+        row("PyTorch expandable segments VMM peak", vmm_peak == expect,
+            f"traced VMM physical peak {vmm_peak} B, max_memory_reserved() {expect} B")
+
+
+def check_frameworks(env):
+    here = Path(__file__).parent.parent / "tests/gpu"
+    p, traces, _ = env.record("cupy", [sys.executable, str(here / "cupy_workload.py")])
+    if p.returncode != 0 or len(traces) != 1:
+        row("CuPy memory pool", False, f"rc={p.returncode} {p.stderr[-300:]}")
+    else:
+        info = json.loads(p.stdout.strip().splitlines()[-1])
+        live = sum(s for _, s, _, k in live_at_end(env.dump(traces[0])) if k != "host_pinned")
+        row("CuPy memory pool", live == info["pool_total_bytes"],
+            f"traced live device bytes at exit {live}, pool.total_bytes() {info['pool_total_bytes']}")
+    p, traces, _ = env.record("jax", [sys.executable, str(here / "jax_workload.py")],
+                              extra={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+    if p.returncode != 0 or len(traces) != 1:
+        row("JAX / XLA", False, f"rc={p.returncode} {p.stderr[-300:]}")
+    else:
+        info = json.loads(p.stdout.strip().splitlines()[-1])
+        rep = env.report(traces, "jax")
+        row("JAX / XLA", rep["summary"]["allocations"] > 0,
+            f"traced: {rep['summary']['allocations']} allocations, peak {rep['summary']['peak_bytes']} B,"
+            f" kinds {sorted(k for k, v in rep['kinds'].items() if v['allocations'])}; XLA says {info}")
+
+
+def check_oom(env):
+    p, traces, _ = env.record("oom", [str(env.gpu / "oom")], timeout=300)
+    if p.returncode != 0 or len(traces) != 1:
+        row("real out-of-memory", False, f"rc={p.returncode}")
+        return
+    rep = env.report(traces, "oom")
+    f = rep["failures"]
+    ok = bool(f) and all(x["device_free_bytes"] > 0 and x["diagnosis"] for x in f)
+    row("real out-of-memory", ok, "; ".join(
+        f"{x['requested_bytes']} B -> {x['error']}, driver free {x['device_free_bytes']} B: "
+        f"{x['diagnosis']}" for x in f[:2]))
+
+
+def check_sigkill(env):
+    name = "sigkill"
+    for old in env.traces.glob(f"{name}.*"):
+        old.unlink()
+    proc = subprocess.Popen([str(env.build / "tests/recorder/programs/lifecycle"), "sigkill", "2000"],
+                            env=env.traced_env(name), stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    traces = sorted(env.traces.glob(f"{name}.*gmtrace"))
+    n = sum(1 for r in env.dump(traces[0]) if r.get("record") == "event" and r["size"] == 34001) \
+        if traces else -1
+    row("SIGKILL durability", line.strip() == "ready" and n == 2000,
+        f"2000 cudaMalloc returned before SIGKILL; {n} in the trace")
+
+
+def check_devices(env):
+    p, traces, _ = env.record("devices", [str(env.gpu / "devices")])
+    recs = env.dump(traces[0]) if traces else []
+    ev = {r["size"]: r["device"] for r in recs if r.get("record") == "event" and r["event"] == "alloc"}
+    row("device ordinal", ev.get(41001) == 0 and ev.get(42001) == 0,
+        f"{p.stdout.strip()}; devices recorded: {ev}")
+
+
+def median_time(env, name, cmd, env_vars, runs):
+    times = []
+    for i in range(runs):
+        p, dt = env.run(f"{name}.{i}", cmd, env_vars, timeout=600)
+        if p.returncode != 0:
+            return None, p
+        times.append(dt)
+    return statistics.median(times), None
+
+
+def check_overhead(env, runs):
+    table = []
+    for mode, pairs in (("async", 1000000), ("sync", 100000)):
+        cmd = [str(env.gpu / "alloc_loop"), mode, str(pairs)]
+        plain, _ = median_time(env, f"ovh_{mode}_plain", cmd, env.app_env, runs)
+        res = {"plain": plain}
+        for depth in ("0", "64"):
+            res[f"depth{depth}"], _ = median_time(
+                env, f"ovh_{mode}_d{depth}", cmd,
+                env.traced_env(f"ovh_{mode}_d{depth}", {"GPUMEMTRACE_STACK_DEPTH": depth}), runs)
+        san_cmd = ["compute-sanitizer", "--leak-check", "full", *cmd]
+        res["compute-sanitizer"], _ = median_time(env, f"ovh_{mode}_san", san_cmd, env.app_env, 1)
+        table.append((mode, pairs, res))
+        events = 2 * pairs
+        parts = [f"plain {plain:.2f}s"]
+        for k in ("depth0", "depth64", "compute-sanitizer"):
+            v = res[k]
+            if v is None:
+                parts.append(f"{k}: failed")
+            else:
+                parts.append(f"{k} {v:.2f}s ({v / plain:.2f}x, {(v - plain) / events * 1e9:.0f} ns/event)")
+        row(f"overhead {mode} loop ({pairs} pairs, median of {runs})", None, "; ".join(parts))
+    plain, base = [], []
+    for i in range(runs):
+        _, _, info, _ = torch_run(env, f"ovh_torch_plain{i}", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+                                                              "GPUMEMTRACE_ENABLE": "0"})
+        plain.append(info.get("elapsed_s", float("nan")))
+        _, _, info, _ = torch_run(env, f"ovh_torch_traced{i}", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+        base.append(info.get("elapsed_s", float("nan")))
+    p, t = statistics.median(plain), statistics.median(base)
+    row(f"overhead PyTorch no-caching (median of {runs})", (t - p) / p <= 0.03,
+        f"plain {p:.3f}s, traced {t:.3f}s, {100 * (t - p) / p:+.1f}% (target within 3%)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated check groups")
+    args = ap.parse_args()
+    env = Env(args.build, args.out)
+    groups = {"samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
+              "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
+              "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs)}
+    wanted = [g for g in args.only.split(",") if g] or list(groups)
+    for g in wanted:
+        try:
+            groups[g](env)
+        except Exception as exc:  # a broken check is a failed check, with its reason
+            row(f"{g} (exception)", False, repr(exc)[:300])
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    lines = [f"machine: {smi}; python {sys.version.split()[0]}", "",
+             "| check | result | seen |", "|---|---|---|"]
+    lines += [f"| {n} | {s} | {d.replace('|', '/')} |" for n, s, d in ROWS]
+    (env.out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 1 if any(s == "FAIL" for _, s, _ in ROWS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
