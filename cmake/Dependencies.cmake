@@ -16,17 +16,7 @@ if(NOT PkgConfig_FOUND)
     gmt_missing("pkg-config" "pkg-config")
 endif()
 
-# libunwind: LLVM's (Debian package libunwind-14-dev). Debian's libunwind-dev ships a
-# non-PIC static archive that cannot go into a shared object, and the preload library
-# must not depend on a libunwind.so that a GPU host may lack.
-find_path(LIBUNWIND_INCLUDE_DIR libunwind.h PATHS /usr/include/libunwind NO_DEFAULT_PATH)
-find_library(LIBUNWIND_STATIC NAMES libunwind.a PATHS /usr/lib/llvm-14/lib NO_DEFAULT_PATH)
-if(NOT LIBUNWIND_INCLUDE_DIR OR NOT LIBUNWIND_STATIC)
-    gmt_missing("LLVM libunwind (static, PIC)" "libunwind-14-dev")
-endif()
-add_library(gmt_libunwind INTERFACE)
-target_include_directories(gmt_libunwind SYSTEM INTERFACE ${LIBUNWIND_INCLUDE_DIR})
-target_link_libraries(gmt_libunwind INTERFACE ${LIBUNWIND_STATIC})
+include(Libunwind)
 
 # spdlog and fmt are used header-only so nothing of them is a runtime dependency.
 find_package(spdlog QUIET CONFIG)

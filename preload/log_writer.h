@@ -42,7 +42,7 @@ class LogWriter {
     TraceFile& file_;
     RingBuffer& ring_;
     std::mutex mutex_;
-    format::Event prev_{};
+    format::EventCoder prev_{};
     std::atomic<uint64_t> events_{0};
     size_t payload_size_ = 0;
     uint32_t payload_records_ = 0;

@@ -1,9 +1,13 @@
 #include "stack_capture.h"
 
+#include <gpumemtrace/trace_format.h>
+
 #include <link.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+
+#include <algorithm>
 
 namespace gmt::preload {
 namespace {
@@ -35,7 +39,33 @@ int findSelf(dl_phdr_info* info, size_t, void* data) {
 
 void initStackCapture() {
     dl_iterate_phdr(findSelf, reinterpret_cast<void*>(&initStackCapture));
+#if GMT_UNWIND_NONGNU
+    // Each thread keeps the unwind rules of the return addresses it has seen.
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+#endif
 }
+
+#if GMT_UNWIND_NONGNU
+
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
+    // A few extra entries for the tracer's own frames, which are dropped below.
+    constexpr int kOwnFrames = 16;
+    void* ips[format::kMaxStackDepth + kOwnFrames];
+    int n = unw_backtrace(
+        ips, static_cast<int>(std::min<uint32_t>(max_depth, format::kMaxStackDepth)) + kOwnFrames);
+    int first = 0;
+    while (first < n && reinterpret_cast<uintptr_t>(ips[first]) >= g_self_start &&
+           reinterpret_cast<uintptr_t>(ips[first]) < g_self_end) {
+        ++first;
+    }
+    uint32_t depth = 0;
+    for (int i = first; i < n && depth < max_depth; ++i) {
+        frames[depth++] = reinterpret_cast<uint64_t>(ips[i]) - 1;
+    }
+    return depth;
+}
+
+#else
 
 uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
     if (max_depth == 0) {
@@ -61,5 +91,7 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
     }
     return depth;
 }
+
+#endif
 
 } // namespace gmt::preload

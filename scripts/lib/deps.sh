@@ -31,6 +31,43 @@ gmt_install_deps() {
 gmt_configure_and_build() {
     local dir=$1
     local cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" >/dev/null
+    local unwind
+    unwind=$(gmt_fetch_libunwind_source "$dir/deps")
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
+        -DGPUMEMTRACE_LIBUNWIND_TARBALL="$unwind" >/dev/null
     cmake --build "$dir" -j "$(nproc)"
+}
+
+# The preload library unwinds with the non-GNU libunwind built as a static PIC archive:
+# Debian ships that library, but its static archive is not position-independent, so it
+# cannot go into a shared object. Its Debian source package is fetched here (through the
+# machine's own apt sources, as deb-src, without touching the system's package lists)
+# and built by CMake. Prints the tarball's path; prints nothing when it cannot be had,
+# in which case CMake falls back to LLVM's (slower) libunwind and says so.
+gmt_fetch_libunwind_source() {
+    local dest=$1
+    mkdir -p "$dest"
+    local have
+    have=$(ls "$dest"/libunwind_*.orig.tar.gz 2>/dev/null | head -1 || true)
+    if [[ -n $have ]]; then
+        echo "$have"
+        return 0
+    fi
+    local work
+    work=$(mktemp -d)
+    mkdir -p "$work/parts" "$work/lists/partial"
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f ]] && sed 's/^Types: deb$/Types: deb-src/' "$f" >"$work/parts/$(basename "$f")"
+    done
+    if [[ -f /etc/apt/sources.list ]]; then
+        grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' >"$work/parts/legacy.list" || true
+    fi
+    local opts=(-o "Dir::Etc::SourceList=$work/parts/none.list" -o "Dir::Etc::SourceParts=$work/parts"
+        -o "Dir::State::Lists=$work/lists" -o "APT::Sandbox::User=root")
+    if apt-get "${opts[@]}" update -qq >/dev/null 2>&1 &&
+        (cd "$dest" && apt-get "${opts[@]}" source --download-only -qq libunwind >/dev/null 2>&1); then
+        ls "$dest"/libunwind_*.orig.tar.gz 2>/dev/null | head -1
+    fi
+    rm -rf "$work"
 }

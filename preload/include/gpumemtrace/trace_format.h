@@ -372,11 +372,43 @@ constexpr std::array<uint32_t, 256> makeCrcTable() {
     return table;
 }
 inline constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
+
+#if defined(__x86_64__)
+// The SSE4.2 crc32 instruction computes the same CRC-32C, 8 bytes at a time: the table
+// loop was a fifth of the analyzer's time on large traces.
+__attribute__((target("sse4.2"))) inline uint32_t crc32cHardware(const uint8_t* p, size_t size,
+                                                                 uint32_t crc) {
+    uint64_t c = crc;
+    for (; size >= 8; size -= 8, p += 8) {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    crc = static_cast<uint32_t>(c);
+    for (; size > 0; --size) {
+        crc = __builtin_ia32_crc32qi(crc, *p++);
+    }
+    return crc;
+}
+
+inline bool haveCrc32Instruction() {
+    static const bool have = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("sse4.2") != 0;
+    }();
+    return have;
+}
+#endif
 } // namespace detail
 
 inline uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0) {
     auto* p = static_cast<const uint8_t*>(data);
     crc = ~crc;
+#if defined(__x86_64__)
+    if (detail::haveCrc32Instruction()) {
+        return ~detail::crc32cHardware(p, size, crc);
+    }
+#endif
     for (size_t i = 0; i < size; ++i) {
         crc = detail::kCrcTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
     }
@@ -496,44 +528,54 @@ class ByteReader {
 };
 
 // ---------------------------------------------------------------------------------
-// Event delta coding. Each field is coded as the zigzag difference from the same field of
-// the previous event in the log; a presence mask (varint) says which differ. Fields are
-// ordered by how often they change in an allocation loop, so the mask is one byte there.
+// Event delta coding. An event body starts with its op (varint); every other field is
+// coded as the zigzag difference from the same field of the previous event *of the same
+// op*, and a presence mask (varint) says which differ. Coding against the same op matters
+// for the commonest pattern, an alloc/free loop: consecutive allocations share size, stack,
+// device and context, so only the time (and maybe the address) changes.
 //
 //   bit  field          bit  field          bit  field
-//   0    time_ns        6    kind           12   offset
-//   1    address        7    tid            13   device_free
-//   2    size           8    device         14   device_total
-//   3    op             9    result         15   flags
-//   4    stack_id       10   actual_size    16   context
-//   5    api            11   handle         17   stream
+//   0    time_ns        6    tid            12   device_free
+//   1    address        7    device         13   device_total
+//   2    size           8    result         14   flags
+//   3    stack_id       9    actual_size    15   context
+//   4    api            10   handle         16   stream
+//   5    kind           11   offset
 //
-// A one-site cudaMalloc/cudaFree loop costs about 10 bytes per event, record framing included.
+// A one-site cudaMalloc/cudaFree loop costs about 6 bytes per event, record framing
+// included (tag, length, op, mask, time delta).
+inline constexpr uint32_t kEventFields = 17;
+inline constexpr uint32_t kOpSlots = 16; // Op values are below this
+
+// The coder's memory: the previous event of each op. Writer and reader keep one each,
+// across frames, and start from all zeros.
+struct EventCoder {
+    Event prev[kOpSlots]{};
+};
+
 namespace detail {
 template <typename F> void forEachEventField(Event& e, F&& f) {
+    uint64_t api = static_cast<uint64_t>(e.api), kind = static_cast<uint64_t>(e.kind),
+             stack = e.stack_id, tid = e.tid,
+             device = static_cast<uint64_t>(static_cast<int64_t>(e.device)),
+             result = static_cast<uint64_t>(static_cast<int64_t>(e.result)), flags = e.flags;
     f(0, e.time_ns);
     f(1, e.address);
     f(2, e.size);
-    uint64_t op = static_cast<uint64_t>(e.op), api = static_cast<uint64_t>(e.api),
-             kind = static_cast<uint64_t>(e.kind), stack = e.stack_id, tid = e.tid,
-             device = static_cast<uint64_t>(static_cast<int64_t>(e.device)),
-             result = static_cast<uint64_t>(static_cast<int64_t>(e.result)), flags = e.flags;
-    f(3, op);
-    f(4, stack);
-    f(5, api);
-    f(6, kind);
-    f(7, tid);
-    f(8, device);
-    f(9, result);
-    f(10, e.actual_size);
-    f(11, e.handle);
-    f(12, e.offset);
-    f(13, e.device_free);
-    f(14, e.device_total);
-    f(15, flags);
-    f(16, e.context);
-    f(17, e.stream);
-    e.op = static_cast<Op>(op);
+    f(3, stack);
+    f(4, api);
+    f(5, kind);
+    f(6, tid);
+    f(7, device);
+    f(8, result);
+    f(9, e.actual_size);
+    f(10, e.handle);
+    f(11, e.offset);
+    f(12, e.device_free);
+    f(13, e.device_total);
+    f(14, flags);
+    f(15, e.context);
+    f(16, e.stream);
     e.api = static_cast<Api>(api);
     e.kind = static_cast<Kind>(kind);
     e.stack_id = static_cast<uint32_t>(stack);
@@ -544,21 +586,24 @@ template <typename F> void forEachEventField(Event& e, F&& f) {
 }
 } // namespace detail
 
-// Appends the event body (mask + deltas); `prev` is updated to `e`.
-inline void encodeEventBody(ByteWriter& w, const Event& e, Event& prev) {
-    uint64_t values[18];
-    uint64_t prev_values[18];
+// Appends the event body (op, mask, deltas) and remembers `e` in the coder.
+inline void encodeEventBody(ByteWriter& w, const Event& e, EventCoder& coder) {
+    auto op = static_cast<uint8_t>(e.op);
+    Event& prev = coder.prev[op % kOpSlots];
+    uint64_t values[kEventFields];
+    uint64_t prev_values[kEventFields];
     Event copy = e;
     detail::forEachEventField(copy, [&](int i, uint64_t& v) { values[i] = v; });
     detail::forEachEventField(prev, [&](int i, uint64_t& v) { prev_values[i] = v; });
     uint64_t mask = 0;
-    for (int i = 0; i < 18; ++i) {
+    for (uint32_t i = 0; i < kEventFields; ++i) {
         if (values[i] != prev_values[i]) {
             mask |= uint64_t{1} << i;
         }
     }
+    w.varint(op);
     w.varint(mask);
-    for (int i = 0; i < 18; ++i) {
+    for (uint32_t i = 0; i < kEventFields; ++i) {
         if (mask & (uint64_t{1} << i)) {
             w.svarint(static_cast<int64_t>(values[i] - prev_values[i]));
         }
@@ -566,13 +611,14 @@ inline void encodeEventBody(ByteWriter& w, const Event& e, Event& prev) {
     prev = e;
 }
 
-// Decodes an event body against `prev` (updated). Returns false on malformed input.
-inline bool decodeEventBody(ByteReader& r, Event& out, Event& prev) {
+// Decodes an event body with the coder (updated). Returns false on malformed input.
+inline bool decodeEventBody(ByteReader& r, Event& out, EventCoder& coder) {
+    uint64_t op = r.varint();
     uint64_t mask = r.varint();
-    if (!r.ok() || mask >> 18) {
+    if (!r.ok() || op == 0 || op >= kOpSlots || mask >> kEventFields) {
         return false;
     }
-    Event e = prev;
+    Event e = coder.prev[op];
     detail::forEachEventField(e, [&](int i, uint64_t& v) {
         if (mask & (uint64_t{1} << i)) {
             v += static_cast<uint64_t>(r.svarint());
@@ -581,8 +627,9 @@ inline bool decodeEventBody(ByteReader& r, Event& out, Event& prev) {
     if (!r.ok()) {
         return false;
     }
+    e.op = static_cast<Op>(op);
     out = e;
-    prev = e;
+    coder.prev[op] = e;
     return true;
 }
 
