@@ -15,13 +15,29 @@ uint64_t formatBytes(CUarray_format format) {
     case CU_AD_FORMAT_SIGNED_INT32:
     case CU_AD_FORMAT_FLOAT:
         return 4;
+    // Packed normalized formats carry their channel count in the format itself.
+    case CU_AD_FORMAT_UNORM_INT8X2:
+    case CU_AD_FORMAT_SNORM_INT8X2:
+    case CU_AD_FORMAT_UNORM_INT16X1:
+    case CU_AD_FORMAT_SNORM_INT16X1:
+        return 2;
+    case CU_AD_FORMAT_UNORM_INT8X4:
+    case CU_AD_FORMAT_SNORM_INT8X4:
+    case CU_AD_FORMAT_UNORM_INT16X2:
+    case CU_AD_FORMAT_SNORM_INT16X2:
+        return 4;
+    case CU_AD_FORMAT_UNORM_INT16X4:
+    case CU_AD_FORMAT_SNORM_INT16X4:
+        return 8;
     default:
         return 1;
     }
 }
 
-// Levels of a mipmap halve each extent (never below 1) from the full-size one.
-uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsigned int levels) {
+// Levels of a mipmap halve each extent (never below 1) from the full-size one; the layer
+// count of a layered array is not an extent and stays.
+uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsigned int levels,
+                     bool layered = false) {
     uint64_t total = 0;
     levels = std::max(levels, 1u);
     for (unsigned int l = 0; l < levels; ++l) {
@@ -29,7 +45,7 @@ uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsig
                  std::max<uint64_t>(d, 1);
         w = std::max<uint64_t>(w / 2, 1);
         h = h ? std::max<uint64_t>(h / 2, 1) : 0;
-        d = d ? std::max<uint64_t>(d / 2, 1) : 0;
+        d = (d && !layered) ? std::max<uint64_t>(d / 2, 1) : d;
     }
     return total;
 }
@@ -41,8 +57,13 @@ uint64_t arrayBytes(const CUDA_ARRAY_DESCRIPTOR& desc) {
 }
 
 uint64_t arrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned int levels) {
+    bool layered = (desc.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
+    uint64_t depth = desc.Depth;
+    if ((desc.Flags & CUDA_ARRAY3D_CUBEMAP) && !(desc.Flags & CUDA_ARRAY3D_LAYERED)) {
+        depth = 6; // a cubemap is six faces even when Depth says 6 or is left 0
+    }
     return levelsBytes(formatBytes(desc.Format) * desc.NumChannels, desc.Width, desc.Height,
-                       desc.Depth, levels);
+                       depth, levels, layered);
 }
 
 uint64_t arrayBytes(const cudaChannelFormatDesc& desc, cudaExtent extent, unsigned int levels) {

@@ -2,7 +2,7 @@
 // find each event by its size. Run under the tracer; tests/recorder asserts on the dump.
 // argv[1]: "all" (default) or "entrypoint" (driver functions via cudaGetDriverEntryPoint).
 #include <cuda.h>
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,0 +1,36 @@
+# Runs the fidelity probe on the simulator and compares its output with the H200 transcript,
+# key by key, ignoring the keys listed as known differences.
+#   cmake -DPROBE=<exe> -DEXPECTED=<file> -DKNOWN=<file> -P compare.cmake
+cmake_minimum_required(VERSION 3.25)
+
+execute_process(COMMAND ${PROBE} OUTPUT_VARIABLE actual RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fidelity probe exited with ${rc}:\n${actual}")
+endif()
+
+file(STRINGS ${KNOWN} known REGEX "^[^#]")
+file(STRINGS ${EXPECTED} expected_lines)
+string(REPLACE "\n" ";" actual_lines "${actual}")
+
+set(mismatches 0)
+foreach(line ${expected_lines})
+    string(REGEX REPLACE " .*" "" key "${line}")
+    if(key IN_LIST known)
+        continue()
+    endif()
+    if(NOT line IN_LIST actual_lines)
+        set(got "(missing)")
+        foreach(candidate ${actual_lines})
+            if(candidate MATCHES "^${key} ")
+                set(got "${candidate}")
+            endif()
+        endforeach()
+        message(SEND_ERROR "H200: '${line}'  simulator: '${got}'")
+        math(EXPR mismatches "${mismatches} + 1")
+    endif()
+endforeach()
+list(LENGTH expected_lines total)
+if(mismatches GREATER 0)
+    message(FATAL_ERROR "${mismatches} of ${total} behaviours differ from the H200")
+endif()
+message(STATUS "all ${total} behaviours match the H200 (known differences excepted)")

@@ -1,0 +1,202 @@
+// Virtual memory management: reservations, physical handles, mappings and their accounting.
+#include "driver_test_support.h"
+
+#include <cstring>
+#include <unistd.h>
+
+using namespace cudasim_test;
+
+namespace {
+
+CUmemAllocationProp device_prop(int device, bool exportable = false) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    if (exportable) {
+        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    }
+    return prop;
+}
+
+CUmemAccessDesc read_write(int device) {
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    return access;
+}
+
+} // namespace
+
+TEST_CASE("granularity is 2 MiB and reservations cost no memory", "[vmm]") {
+    PrimaryContext primary;
+    CUmemAllocationProp prop = device_prop(0);
+    size_t granularity = 0;
+    REQUIRE(cuMemGetAllocationGranularity(&granularity, &prop,
+                                          CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) == CUDA_SUCCESS);
+    CHECK(granularity == kGranule);
+
+    const uint64_t used_before = used_bytes();
+    CUdeviceptr va = 0;
+    REQUIRE(cuMemAddressReserve(&va, 64 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
+    CHECK(granule_aligned(va));
+    CHECK(used_bytes() == used_before);
+    CHECK(cuMemAddressFree(va, 32 * kMiB) == CUDA_ERROR_INVALID_VALUE); // not the whole range
+    CHECK(cuMemAddressFree(va, 64 * kMiB) == CUDA_SUCCESS);
+    CHECK(cuMemAddressReserve(&va, kMiB, 0, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("physical memory is freed only when released and unmapped", "[vmm]") {
+    PrimaryContext primary;
+    const uint64_t used_before = used_bytes();
+    CUdeviceptr va = 0;
+    REQUIRE(cuMemAddressReserve(&va, 8 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
+    CUmemAllocationProp prop = device_prop(0);
+    CUmemGenericAllocationHandle handle = 0;
+    REQUIRE(cuMemCreate(&handle, 4 * kMiB, &prop, 0) == CUDA_SUCCESS);
+    CHECK(used_bytes() - used_before == 4 * kMiB);
+
+    REQUIRE(cuMemMap(va, 4 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
+    CUmemAccessDesc access = read_write(0);
+    REQUIRE(cuMemSetAccess(va, 4 * kMiB, &access, 1) == CUDA_SUCCESS);
+    CHECK(used_bytes() - used_before == 4 * kMiB); // mapping adds nothing
+
+    int ordinal = -1;
+    REQUIRE(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, va + 100) ==
+            CUDA_SUCCESS);
+    CHECK(ordinal == 0);
+    size_t range = 0;
+    REQUIRE(cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, va + 100) ==
+            CUDA_SUCCESS);
+    CHECK(range == 4 * kMiB);
+
+    SECTION("release first, then unmap") {
+        REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
+        CHECK(used_bytes() - used_before == 4 * kMiB); // the mapping keeps it alive
+        REQUIRE(cuMemUnmap(va, 4 * kMiB) == CUDA_SUCCESS);
+        CHECK(used_bytes() == used_before);
+    }
+    SECTION("unmap first, then release") {
+        REQUIRE(cuMemUnmap(va, 4 * kMiB) == CUDA_SUCCESS);
+        CHECK(used_bytes() - used_before == 4 * kMiB); // the handle keeps it alive
+        REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
+        CHECK(used_bytes() == used_before);
+    }
+    CHECK(cuMemRelease(handle) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemAddressFree(va, 8 * kMiB) == CUDA_SUCCESS);
+}
+
+TEST_CASE("one handle mapped twice, and mapping errors", "[vmm]") {
+    PrimaryContext primary;
+    CUdeviceptr va = 0;
+    REQUIRE(cuMemAddressReserve(&va, 16 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
+    CUmemAllocationProp prop = device_prop(0);
+    CUmemGenericAllocationHandle handle = 0;
+    REQUIRE(cuMemCreate(&handle, 4 * kMiB, &prop, 0) == CUDA_SUCCESS);
+
+    REQUIRE(cuMemMap(va, 4 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemMap(va + 4 * kMiB, 2 * kMiB, 2 * kMiB, handle, 0) == CUDA_SUCCESS);
+    CHECK(cuMemMap(va + 2 * kMiB, 2 * kMiB, 0, handle, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemMap(va + 14 * kMiB, 4 * kMiB, 0, handle, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemMap(va + 8 * kMiB, 4 * kMiB, 2 * kMiB, handle, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemUnmap(va, 2 * kMiB) == CUDA_ERROR_INVALID_VALUE);        // part of a mapping
+    CHECK(cuMemAddressFree(va, 16 * kMiB) == CUDA_ERROR_INVALID_VALUE); // still mapped
+    CUmemAccessDesc access = read_write(0);
+    CHECK(cuMemSetAccess(va, 8 * kMiB, &access, 1) == CUDA_ERROR_INVALID_VALUE); // gap
+
+    // Unmapping two adjacent mappings at once.
+    REQUIRE(cuMemUnmap(va, 6 * kMiB) == CUDA_SUCCESS);
+    REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
+    REQUIRE(cuMemAddressFree(va, 16 * kMiB) == CUDA_SUCCESS);
+
+    CHECK(cuMemCreate(&handle, 3 * kMiB, &prop, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemCreate(&handle, configured_capacity() + kGranule, &prop, 0) ==
+          CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+TEST_CASE("host-located handles are real shared memory, not device memory", "[vmm]") {
+    PrimaryContext primary;
+    const uint64_t used_before = used_bytes();
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CUmemGenericAllocationHandle handle = 0;
+    REQUIRE(cuMemCreate(&handle, 2 * kMiB, &prop, 0) == CUDA_SUCCESS);
+    CHECK(used_bytes() == used_before);
+
+    CUdeviceptr va = 0;
+    REQUIRE(cuMemAddressReserve(&va, 4 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemMap(va, 2 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemMap(va + 2 * kMiB, 2 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
+    std::strcpy(reinterpret_cast<char*>(va), "written through the first mapping");
+    CHECK(std::strcmp(reinterpret_cast<char*>(va + 2 * kMiB),
+                      "written through the first mapping") == 0);
+    unsigned type = 0;
+    REQUIRE(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va) == CUDA_SUCCESS);
+    CHECK(type == CU_MEMORYTYPE_HOST);
+
+    REQUIRE(cuMemUnmap(va, 4 * kMiB) == CUDA_SUCCESS);
+    REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
+    REQUIRE(cuMemAddressFree(va, 4 * kMiB) == CUDA_SUCCESS);
+    CHECK(used_bytes() == used_before);
+}
+
+TEST_CASE("export and import refer to the same physical memory", "[vmm]") {
+    PrimaryContext primary;
+    const uint64_t used_before = used_bytes();
+    CUmemAllocationProp prop = device_prop(0, /*exportable=*/true);
+    CUmemGenericAllocationHandle original = 0;
+    REQUIRE(cuMemCreate(&original, 2 * kMiB, &prop, 0) == CUDA_SUCCESS);
+
+    int fd = -1;
+    REQUIRE(cuMemExportToShareableHandle(&fd, original, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                         0) == CUDA_SUCCESS);
+    REQUIRE(fd >= 0);
+    CUmemGenericAllocationHandle imported = 0;
+    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
+            CUDA_SUCCESS);
+    close(fd);
+    CHECK(imported != original);
+    CHECK(used_bytes() - used_before == 2 * kMiB); // counted once
+
+    CUmemAllocationProp back{};
+    REQUIRE(cuMemGetAllocationPropertiesFromHandle(&back, imported) == CUDA_SUCCESS);
+    CHECK(back.location.id == 0);
+
+    REQUIRE(cuMemRelease(original) == CUDA_SUCCESS);
+    CHECK(used_bytes() - used_before == 2 * kMiB); // the imported handle keeps it
+    REQUIRE(cuMemRelease(imported) == CUDA_SUCCESS);
+    CHECK(used_bytes() == used_before);
+
+    CUmemAllocationProp plain = device_prop(0);
+    CUmemGenericAllocationHandle not_exportable = 0;
+    REQUIRE(cuMemCreate(&not_exportable, 2 * kMiB, &plain, 0) == CUDA_SUCCESS);
+    CHECK(cuMemExportToShareableHandle(&fd, not_exportable,
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                       0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemRelease(not_exportable) == CUDA_SUCCESS);
+}
+
+TEST_CASE("retaining the handle behind a mapped address", "[vmm]") {
+    PrimaryContext primary;
+    const uint64_t used_before = used_bytes();
+    CUdeviceptr va = 0;
+    REQUIRE(cuMemAddressReserve(&va, 2 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
+    CUmemAllocationProp prop = device_prop(0);
+    CUmemGenericAllocationHandle handle = 0;
+    REQUIRE(cuMemCreate(&handle, 2 * kMiB, &prop, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemMap(va, 2 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
+
+    CUmemGenericAllocationHandle retained = 0;
+    REQUIRE(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(va + 4096)) ==
+            CUDA_SUCCESS);
+    CHECK(retained == handle);
+    REQUIRE(cuMemUnmap(va, 2 * kMiB) == CUDA_SUCCESS);
+    CHECK(used_bytes() - used_before == 2 * kMiB); // the retained handle keeps it
+    REQUIRE(cuMemRelease(retained) == CUDA_SUCCESS);
+    CHECK(used_bytes() == used_before);
+    REQUIRE(cuMemAddressFree(va, 2 * kMiB) == CUDA_SUCCESS);
+}
