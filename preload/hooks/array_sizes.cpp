@@ -5,16 +5,21 @@
 namespace gmt::preload {
 namespace {
 
-uint64_t formatBytes(CUarray_format format) {
+// Bytes of one element: channel bytes times channels, except for the packed formats, whose
+// size is fixed by the format whatever NumChannels says.
+uint64_t elementBytes(CUarray_format format, unsigned int channels) {
     switch (format) {
+    case CU_AD_FORMAT_UNORM_INT8X1:
+    case CU_AD_FORMAT_SNORM_INT8X1:
+        return 1;
     case CU_AD_FORMAT_UNSIGNED_INT16:
     case CU_AD_FORMAT_SIGNED_INT16:
     case CU_AD_FORMAT_HALF:
-        return 2;
+        return 2ull * channels;
     case CU_AD_FORMAT_UNSIGNED_INT32:
     case CU_AD_FORMAT_SIGNED_INT32:
     case CU_AD_FORMAT_FLOAT:
-        return 4;
+        return 4ull * channels;
     // Packed normalized formats carry their channel count in the format itself.
     case CU_AD_FORMAT_UNORM_INT8X2:
     case CU_AD_FORMAT_SNORM_INT8X2:
@@ -30,7 +35,7 @@ uint64_t formatBytes(CUarray_format format) {
     case CU_AD_FORMAT_SNORM_INT16X4:
         return 8;
     default:
-        return 1;
+        return 1ull * channels;
     }
 }
 
@@ -43,6 +48,9 @@ uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsig
     for (unsigned int l = 0; l < levels; ++l) {
         total += element * std::max<uint64_t>(w, 1) * std::max<uint64_t>(h, 1) *
                  std::max<uint64_t>(d, 1);
+        if (w == 1 && h <= 1 && (d <= 1 || layered)) {
+            break; // CUDA creates no levels past 1x1
+        }
         w = std::max<uint64_t>(w / 2, 1);
         h = h ? std::max<uint64_t>(h / 2, 1) : 0;
         d = (d && !layered) ? std::max<uint64_t>(d / 2, 1) : d;
@@ -53,7 +61,7 @@ uint64_t levelsBytes(uint64_t element, uint64_t w, uint64_t h, uint64_t d, unsig
 } // namespace
 
 uint64_t arrayBytes(const CUDA_ARRAY_DESCRIPTOR& desc) {
-    return levelsBytes(formatBytes(desc.Format) * desc.NumChannels, desc.Width, desc.Height, 0, 1);
+    return levelsBytes(elementBytes(desc.Format, desc.NumChannels), desc.Width, desc.Height, 0, 1);
 }
 
 uint64_t arrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned int levels) {
@@ -62,7 +70,7 @@ uint64_t arrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned int levels) {
     if ((desc.Flags & CUDA_ARRAY3D_CUBEMAP) && !(desc.Flags & CUDA_ARRAY3D_LAYERED)) {
         depth = 6; // a cubemap is six faces even when Depth says 6 or is left 0
     }
-    return levelsBytes(formatBytes(desc.Format) * desc.NumChannels, desc.Width, desc.Height,
+    return levelsBytes(elementBytes(desc.Format, desc.NumChannels), desc.Width, desc.Height,
                        depth, levels, layered);
 }
 

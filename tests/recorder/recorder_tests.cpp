@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <set>
+#include <tuple>
 #include <filesystem>
 #include <sys/stat.h>
 

@@ -548,7 +548,7 @@ inline constexpr uint32_t kEventFields = 17;
 inline constexpr uint32_t kOpSlots = 16; // Op values are below this
 
 // The coder's memory: the previous event of each op. Writer and reader keep one each,
-// across frames, and start from all zeros.
+// across frames, and start from default-constructed events (all zero but device = -1).
 struct EventCoder {
     Event prev[kOpSlots]{};
 };

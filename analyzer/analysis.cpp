@@ -1,0 +1,213 @@
+#include "analysis.h"
+
+#include "cuda_errors.h"
+#include "failure_diagnosis.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gmt::analyzer {
+
+using format::Op;
+
+namespace {
+// A fragmentation measurement walks the live set. At a new peak it is taken when the set
+// is tiny, or when the events since the last measurement pay for it (kWalkStepsPerEvent
+// allocations walked per event), which bounds the cost per event however often the peak
+// moves; a skipped measurement leaves the previous peak's, marked inexact.
+constexpr size_t kCheapLiveSet = 64;
+constexpr uint64_t kWalkStepsPerEvent = 8;
+} // namespace
+
+uint64_t ProcessData::granularity(int device) const {
+    auto it = devices.find(device);
+    if (it != devices.end() && it->second.granularity) {
+        return it->second.granularity;
+    }
+    if (header && header->granularity) {
+        return header->granularity;
+    }
+    return 2u << 20;
+}
+
+uint64_t ProcessData::deviceTotal(int device) const {
+    auto it = devices.find(device);
+    return it == devices.end() ? 0 : it->second.total_bytes;
+}
+
+Analysis::Analysis(AnalysisOptions options)
+    : options_(options), accounting_(options.timeline_points) {
+    accounting_.onPeakSnapshot([this](const PeakPoint& p) { onPeakSnapshot(p); });
+}
+
+Analysis::~Analysis() = default;
+
+uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prologue& prologue) {
+    auto p = std::make_unique<ProcessData>();
+    p->trace_file = trace_file;
+    p->prologue = prologue;
+    auto index = static_cast<uint32_t>(processes_.size());
+    p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    processes_.push_back(std::move(p));
+    return index;
+}
+
+void Analysis::onRecord(uint32_t process, const Record& r) {
+    ProcessData& p = *processes_[process];
+    switch (r.tag) {
+    case format::RecordTag::Header:
+        p.header = r.header;
+        break;
+    case format::RecordTag::Device:
+        p.devices[r.device.ordinal] = r.device;
+        break;
+    case format::RecordTag::Module:
+        p.modules.push_back(r.module);
+        break;
+    case format::RecordTag::Stack:
+        p.stacks[r.stack.id].assign(r.stack.frames.begin(), r.stack.frames.begin() + r.stack.depth);
+        break;
+    case format::RecordTag::Event:
+        onEvent(process, r.event);
+        break;
+    case format::RecordTag::Trailer:
+        p.trailer = r.trailer;
+        break;
+    case format::RecordTag::Phase:
+        if (p.phases.size() < options_.max_listed) {
+            p.phases.push_back(r.phase);
+        }
+        break;
+    }
+}
+
+void Analysis::onEvent(uint32_t process, const format::Event& e) {
+    ProcessData& p = *processes_[process];
+    ++events_;
+    if (p.events++ == 0) {
+        p.first_time_ns = e.time_ns;
+    }
+    p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
+    p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
+    // The peak's live set lasts until the first thing that ends memory or address space;
+    // its snapshot (sites, fragmentation) is taken right before that, so it includes
+    // mappings made on the plateau.
+    switch (e.op) {
+    case Op::Free:
+    case Op::VmmRelease:
+    case Op::VmmUnmap:
+    case Op::VmmAddressFree:
+    case Op::Teardown:
+        accounting_.settle();
+        break;
+    default:
+        break;
+    }
+    if (p.lifetimes->onEvent(e)) {
+        onFailure(process, e);
+    }
+}
+
+void Analysis::onFailure(uint32_t process, const format::Event& e) {
+    ProcessData& p = *processes_[process];
+    if (failures_.size() >= options_.max_listed * processes_.size()) {
+        return;
+    }
+    Failure f;
+    f.process = process;
+    f.event = e;
+    f.error = errorName(e.api, e.result);
+    f.live_bytes = p.lifetimes->liveDeviceBytes(e.device);
+    f.device_total = e.device_total ? e.device_total : p.deviceTotal(e.device);
+    if (measured_failures_ < options_.max_failure_fragmentation && e.device >= 0) {
+        ++measured_failures_;
+        FragmentationEntry fe;
+        fe.moment = "failure";
+        fe.time_ns = e.time_ns;
+        fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
+                                       options_.top);
+        f.largest_hole = fe.data.largest_hole_bytes;
+        failure_fragmentation_.push_back(std::move(fe));
+    }
+    FailureFacts facts;
+    facts.requested = e.size;
+    facts.device_total = f.device_total;
+    facts.free_known = e.device_total != 0;
+    facts.device_free = e.device_free;
+    facts.live_bytes = f.live_bytes;
+    facts.largest_hole = f.largest_hole.value_or(0);
+    f.diagnosis = diagnoseFailure(e, facts);
+    failures_.push_back(std::move(f));
+}
+
+std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const {
+    std::set<int> devices;
+    for (const auto& [address, a] : p.lifetimes->pointers()) {
+        if (a.device >= 0 && a.kind != format::Kind::HostPinned) {
+            devices.insert(a.device);
+        }
+    }
+    for (const auto& [handle, h] : p.lifetimes->handles()) {
+        if (h.device >= 0 && !h.host_located) {
+            devices.insert(h.device);
+        }
+    }
+    if (!live_only) {
+        for (const auto& [ordinal, d] : p.devices) {
+            devices.insert(ordinal);
+        }
+    }
+    return {devices.begin(), devices.end()};
+}
+
+void Analysis::onPeakSnapshot(const PeakPoint& peak) {
+    size_t live = 0;
+    for (const auto& p : processes_) {
+        live += p->lifetimes->liveCount();
+    }
+    if (live > kCheapLiveSet && (events_ - events_at_last_measure_) * kWalkStepsPerEvent < live) {
+        for (auto& fe : peak_fragmentation_) {
+            fe.exact = false;
+        }
+        return;
+    }
+    events_at_last_measure_ = events_;
+    peak_fragmentation_.clear();
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        const ProcessData& p = *processes_[i];
+        for (int device : devicesOf(p, true)) {
+            FragmentationEntry fe;
+            fe.moment = "peak";
+            fe.time_ns = peak.time_ns;
+            fe.data =
+                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
+            peak_fragmentation_.push_back(std::move(fe));
+        }
+    }
+}
+
+void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
+    processes_[process]->status = status;
+}
+
+void Analysis::finish() {
+    accounting_.settle();
+    fragmentation_ = peak_fragmentation_;
+    fragmentation_.insert(fragmentation_.end(), failure_fragmentation_.begin(),
+                          failure_fragmentation_.end());
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        ProcessData& p = *processes_[i];
+        for (int device : devicesOf(p, false)) {
+            FragmentationEntry fe;
+            fe.moment = "end";
+            fe.time_ns =
+                p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
+            fe.data =
+                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
+            fragmentation_.push_back(std::move(fe));
+        }
+        p.lifetimes->finish();
+    }
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,100 @@
+// The streaming analysis of one or more traces (one per process): records go in one at a
+// time, in each trace's order (across traces, events interleaved by time); results come
+// out at the end. Memory grows with live allocations and distinct stacks only: lists
+// that could grow with the trace (failures, errors, phases) are capped, with exact counts.
+#pragma once
+
+#include "fragmentation.h"
+#include "lifetimes.h"
+#include "live_accounting.h"
+#include "record.h"
+#include "trace_reader.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gmt::analyzer {
+
+struct AnalysisOptions {
+    size_t timeline_points = 2000;
+    size_t top = 10;                        // holes and pins kept per fragmentation entry
+    size_t max_listed = 1000;               // failures / errors / phases kept per process
+    size_t max_failure_fragmentation = 100; // failures measured for fragmentation
+};
+
+struct Failure {
+    uint32_t process = 0;
+    format::Event event;
+    std::string error;
+    uint64_t live_bytes = 0;
+    uint64_t device_total = 0;
+    std::optional<uint64_t> largest_hole; // unset past max_failure_fragmentation
+    std::string diagnosis;
+};
+
+struct FragmentationEntry {
+    std::string moment; // peak | failure | end
+    uint64_t time_ns = 0;
+    bool exact = true; // peak only: false when the snapshot was of an earlier peak
+    Fragmentation data;
+};
+
+struct ProcessData {
+    std::string trace_file;
+    format::Prologue prologue{};
+    std::optional<format::HeaderInfo> header;
+    std::map<int, format::DeviceInfo> devices;
+    std::vector<format::ModuleInfo> modules;
+    std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;
+    std::optional<format::TrailerInfo> trailer;
+    std::vector<format::PhaseInfo> phases;
+    ReadStatus status;
+    uint64_t first_time_ns = 0;
+    uint64_t last_time_ns = 0;
+    uint64_t events = 0;
+    std::unique_ptr<Lifetimes> lifetimes;
+
+    uint64_t granularity(int device) const;
+    uint64_t deviceTotal(int device) const;
+};
+
+class Analysis {
+  public:
+    explicit Analysis(AnalysisOptions options = {});
+    ~Analysis();
+
+    uint32_t addProcess(const std::string& trace_file, const format::Prologue& prologue);
+    void onRecord(uint32_t process, const Record& record);
+    void endProcess(uint32_t process, const ReadStatus& status);
+    // After every process ended: settles the peak, measures the end state, collects leaks.
+    void finish();
+
+    const AnalysisOptions& options() const { return options_; }
+    const std::vector<std::unique_ptr<ProcessData>>& processes() const { return processes_; }
+    const LiveAccounting& accounting() const { return accounting_; }
+    const std::vector<Failure>& failures() const { return failures_; }
+    const std::vector<FragmentationEntry>& fragmentation() const { return fragmentation_; }
+
+  private:
+    void onEvent(uint32_t process, const format::Event& e);
+    void onFailure(uint32_t process, const format::Event& e);
+    void onPeakSnapshot(const PeakPoint& peak);
+    std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
+
+    AnalysisOptions options_;
+    LiveAccounting accounting_;
+    std::vector<std::unique_ptr<ProcessData>> processes_;
+    std::vector<Failure> failures_;
+    size_t measured_failures_ = 0;
+    std::vector<FragmentationEntry> peak_fragmentation_;
+    std::vector<FragmentationEntry> fragmentation_; // final order: peak, failures, end
+    std::vector<FragmentationEntry> failure_fragmentation_;
+    uint64_t events_ = 0;
+    uint64_t events_at_last_measure_ = 0;
+};
+
+} // namespace gmt::analyzer

@@ -1,0 +1,54 @@
+// What every subcommand shares: --version, one-line usage errors, an example in each
+// --help. Applied after all commands are registered so it covers them all.
+#include "commands.h"
+
+#ifndef GMT_VERSION
+#define GMT_VERSION "0.1.0"
+#endif
+
+namespace gmt::cli {
+
+namespace {
+
+// Fallback examples for commands whose help has no footer of its own.
+const char* defaultExample(const std::string& name) {
+    if (name == "report") {
+        return "Example:\n  gpumemtrace report gpumemtrace.1234.gmtrace\n"
+               "  gpumemtrace report app.*.gmtrace --format json -o report.json";
+    }
+    if (name == "dump") {
+        return "Example:\n  gpumemtrace dump gpumemtrace.1234.gmtrace | head";
+    }
+    return nullptr;
+}
+
+} // namespace
+
+void finishApp(CLI::App& app) {
+    app.name("gpumemtrace");
+    app.set_version_flag("--version", std::string("gpumemtrace ") + GMT_VERSION);
+    app.footer("Exit status: 0 ok, 1 the command's check failed, 2 bad input or usage.\n"
+               "Run `gpumemtrace COMMAND --help` for a command's options.\n\n"
+               "Example:\n"
+               "  gpumemtrace record -- ./my_app\n"
+               "  gpumemtrace report gpumemtrace.*.gmtrace\n"
+               "  gpumemtrace check gpumemtrace.*.gmtrace --max-leaked-bytes 0");
+    // CLI11's default adds a second "Run with --help" line; one line is easier to grep
+    // in a CI log.
+    app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+        std::string where = "gpumemtrace";
+        for (const CLI::App* sub : top->get_subcommands()) {
+            where += " " + sub->get_name();
+        }
+        return "gpumemtrace: " + std::string(e.what()) + " (see `" + where + " --help`)\n";
+    });
+    for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_footer().empty()) {
+            if (const char* example = defaultExample(sub->get_name())) {
+                sub->footer(example);
+            }
+        }
+    }
+}
+
+} // namespace gmt::cli

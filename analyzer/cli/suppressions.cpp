@@ -1,0 +1,129 @@
+#include "suppressions.h"
+
+#include <fnmatch.h>
+#include <fstream>
+
+namespace gmt::cli {
+
+namespace {
+
+std::string trim(const std::string& s) {
+    size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) {
+        return {};
+    }
+    size_t e = s.find_last_not_of(" \t\r");
+    return s.substr(b, e - b + 1);
+}
+
+bool glob(const std::string& pattern, const std::string& text) {
+    return !text.empty() && ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+std::string field(const Json& frame, const char* key) {
+    auto it = frame.find(key);
+    return it != frame.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+} // namespace
+
+std::string withoutParameters(const std::string& function) {
+    int depth = 0;
+    for (size_t i = 0; i < function.size(); ++i) {
+        char c = function[i];
+        if (c == '<') {
+            ++depth;
+        } else if (c == '>' && depth > 0) {
+            --depth;
+        } else if (c == '(' && depth == 0) {
+            // "operator()(int)": the first pair of parentheses is the name.
+            if (i >= 8 && function.compare(i - 8, 8, "operator") == 0 &&
+                function.compare(i, 2, "()") == 0) {
+                ++i;
+                continue;
+            }
+            return function.substr(0, i);
+        }
+    }
+    return function;
+}
+
+bool stackMatches(const std::string& pattern, const Json& stack) {
+    if (!stack.is_array()) {
+        return false;
+    }
+    for (const Json& frame : stack) {
+        std::string function = field(frame, "function");
+        std::string module = field(frame, "module");
+        size_t slash = module.rfind('/');
+        std::string base = slash == std::string::npos ? module : module.substr(slash + 1);
+        if (glob(pattern, function) || glob(pattern, withoutParameters(function)) ||
+            glob(pattern, module) || glob(pattern, base)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+Suppressions Suppressions::load(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw SuppressionError("cannot read suppressions file " + path);
+    }
+    return parse(in, path);
+}
+
+Suppressions Suppressions::parse(std::istream& in, const std::string& name) {
+    Suppressions out;
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        std::string text = trim(line);
+        if (text.empty() || text.front() == '#') {
+            continue;
+        }
+        std::string origin = name + ":" + std::to_string(number);
+        size_t colon = text.find(':');
+        std::string type = colon == std::string::npos ? std::string() : trim(text.substr(0, colon));
+        Suppression s;
+        if (type == "leak") {
+            s.type = Suppression::Type::Leak;
+        } else if (type == "error") {
+            s.type = Suppression::Type::Error;
+        } else {
+            throw SuppressionError(origin + ": expected 'leak:PATTERN' or 'error:PATTERN', got '" +
+                                   text + "'");
+        }
+        s.pattern = trim(text.substr(colon + 1));
+        if (s.pattern.empty()) {
+            throw SuppressionError(origin + ": empty pattern");
+        }
+        s.origin = std::move(origin);
+        out.entries_.push_back(std::move(s));
+    }
+    return out;
+}
+
+Suppression* Suppressions::matchLeak(const Json& stack, uint64_t bytes, uint64_t allocations) {
+    for (Suppression& s : entries_) {
+        if (s.type == Suppression::Type::Leak && stackMatches(s.pattern, stack)) {
+            ++s.uses;
+            s.bytes += bytes;
+            s.allocations += allocations;
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+Suppression* Suppressions::matchError(const Json& stack, const Json& allocation_stack) {
+    for (Suppression& s : entries_) {
+        if (s.type == Suppression::Type::Error &&
+            (stackMatches(s.pattern, stack) || stackMatches(s.pattern, allocation_stack))) {
+            ++s.uses;
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace gmt::cli

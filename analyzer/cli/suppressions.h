@@ -1,0 +1,66 @@
+// Suppressions for `gpumemtrace check`: known leaks and errors that must not fail CI.
+//
+//   # comment
+//   leak:PATTERN     a leak whose allocation stack has a matching frame
+//   error:PATTERN    an error whose call stack or allocation stack has a matching frame
+//
+// PATTERN is an fnmatch(3) glob tried on every frame's function name (as demangled, and
+// without its parameter list, so `leak:init_cache` matches `init_cache(unsigned long)`)
+// and module path (full, and basename, so `leak:libfoo.so*` works). The first matching
+// line in the file takes the match; uses are counted so stale lines can be removed.
+#pragma once
+
+#include "json.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gmt::cli {
+
+using gmt::analyzer::Json;
+
+struct Suppression {
+    enum class Type { Leak, Error };
+    Type type;
+    std::string pattern;
+    std::string origin; // "FILE:LINE", for messages
+    uint64_t uses = 0;  // leak sites or errors matched
+    uint64_t bytes = 0; // leaked bytes matched
+    uint64_t allocations = 0;
+
+    std::string text() const { return (type == Type::Leak ? "leak:" : "error:") + pattern; }
+};
+
+class SuppressionError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+class Suppressions {
+  public:
+    // Throws SuppressionError naming the file and line of anything it cannot parse.
+    static Suppressions load(const std::string& path);
+    static Suppressions parse(std::istream& in, const std::string& name);
+
+    // The suppression that covers a leak (counted), or nullptr.
+    Suppression* matchLeak(const Json& stack, uint64_t bytes, uint64_t allocations);
+    // The suppression that covers an error (counted), or nullptr.
+    Suppression* matchError(const Json& stack, const Json& allocation_stack);
+
+    const std::vector<Suppression>& entries() const { return entries_; }
+    bool empty() const { return entries_.empty(); }
+
+  private:
+    std::vector<Suppression> entries_;
+};
+
+// Whether any frame of `stack` matches the glob (see the file comment).
+bool stackMatches(const std::string& pattern, const Json& stack);
+
+// "ns::f<int>(int) const" -> "ns::f<int>": the name users write in a suppression.
+std::string withoutParameters(const std::string& function);
+
+} // namespace gmt::cli

@@ -1,0 +1,477 @@
+#include "lifetimes.h"
+
+#include <algorithm>
+
+namespace gmt::analyzer {
+
+using format::Api;
+using format::Event;
+using format::Kind;
+using format::Op;
+
+std::string_view errorTypeName(ErrorType t) {
+    switch (t) {
+    case ErrorType::DoubleFree:
+        return "double_free";
+    case ErrorType::InvalidFree:
+        return "invalid_free";
+    case ErrorType::MismatchedFree:
+        return "mismatched_free";
+    }
+    return "unknown";
+}
+
+namespace {
+
+// Which allocation families a call belongs to; a free must match its allocation's.
+enum class Family { Unknown, DevicePointer, HostAlloc, HostRegister, Array, MipmappedArray };
+
+Family allocFamily(Api api, Kind kind) {
+    switch (api) {
+    case Api::cudaMallocHost:
+    case Api::cudaHostAlloc:
+    case Api::cuMemAllocHost_v2:
+    case Api::cuMemHostAlloc:
+        return Family::HostAlloc;
+    case Api::cudaHostRegister:
+    case Api::cuMemHostRegister_v2:
+        return Family::HostRegister;
+    case Api::cudaMallocArray:
+    case Api::cudaMalloc3DArray:
+    case Api::cuArrayCreate_v2:
+    case Api::cuArray3DCreate_v2:
+        return Family::Array;
+    case Api::cudaMallocMipmappedArray:
+    case Api::cuMipmappedArrayCreate:
+        return Family::MipmappedArray;
+    default:
+        break;
+    }
+    switch (kind) {
+    case Kind::HostPinned:
+        return Family::HostAlloc;
+    case Kind::Array:
+        return Family::Array;
+    case Kind::None:
+        return Family::Unknown;
+    default:
+        return Family::DevicePointer;
+    }
+}
+
+Family freeFamily(Api api) {
+    switch (api) {
+    case Api::cudaFree:
+    case Api::cuMemFree_v2:
+    case Api::cudaFreeAsync:
+    case Api::cudaFreeAsync_ptsz:
+    case Api::cuMemFreeAsync:
+    case Api::cuMemFreeAsync_ptsz:
+        return Family::DevicePointer;
+    case Api::cudaFreeHost:
+    case Api::cuMemFreeHost:
+        return Family::HostAlloc;
+    case Api::cudaHostUnregister:
+    case Api::cuMemHostUnregister:
+        return Family::HostRegister;
+    case Api::cudaFreeArray:
+    case Api::cuArrayDestroy:
+        return Family::Array;
+    case Api::cudaFreeMipmappedArray:
+    case Api::cuMipmappedArrayDestroy:
+        return Family::MipmappedArray;
+    default:
+        return Family::Unknown;
+    }
+}
+
+bool isArrayFamily(Family f) {
+    return f == Family::Array || f == Family::MipmappedArray;
+}
+
+constexpr size_t kMaxFreedRemembered = 1u << 20;
+
+} // namespace
+
+Lifetimes::Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_errors)
+    : process_(process), accounting_(accounting), max_errors_(max_errors) {}
+
+Charge Lifetimes::charge(const Allocation& a) const {
+    return Charge{process_, a.stack, a.device, a.kind, a.kind != Kind::HostPinned, a.size};
+}
+
+Charge Lifetimes::charge(const PhysicalHandle& h) const {
+    return Charge{process_, h.stack, h.device, Kind::Vmm, !h.host_located, h.size};
+}
+
+uint64_t Lifetimes::liveDeviceBytes(int device) const {
+    auto it = live_by_device_.find(device);
+    return it == live_by_device_.end() ? 0 : it->second;
+}
+
+void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
+                      std::string detail) {
+    ++counters_.errors;
+    if (errors_.size() >= max_errors_) {
+        return;
+    }
+    errors_.push_back(FreeError{type, e.api, e.address, e.time_ns, e.stack_id, alloc_stack,
+                                alloc_api, e.result, std::move(detail)});
+}
+
+void Lifetimes::rememberFreed(uint64_t address, const Freed& f) {
+    auto [it, inserted] = freed_.insert_or_assign(address, f);
+    (void)it;
+    if (inserted) {
+        freed_order_.push_back(address);
+        if (freed_order_.size() > kMaxFreedRemembered) {
+            freed_.erase(freed_order_.front());
+            freed_order_.pop_front();
+        }
+    }
+}
+
+void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device) {
+    LeakGroup& g = leaks_[key];
+    g.bytes += bytes;
+    g.allocations += 1;
+    g.bytes_by_device[device] += bytes;
+}
+
+bool Lifetimes::onEvent(const Event& e) {
+    switch (e.op) {
+    case Op::Alloc:
+        if (e.result != 0) {
+            ++counters_.failed_allocations;
+            return true;
+        }
+        addAllocation(e);
+        return false;
+    case Op::Free:
+        onFree(e);
+        return false;
+    case Op::VmmReserve:
+        if (e.result == 0) {
+            reservations_[e.address] = Reservation{e.size, e.stack_id};
+        }
+        return false;
+    case Op::VmmAddressFree: {
+        if (e.result != 0) {
+            return false;
+        }
+        auto it = reservations_.find(e.address);
+        if (it == reservations_.end()) {
+            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+                  "cuMemAddressFree of an address range that was not reserved");
+        } else {
+            reservations_.erase(it);
+        }
+        return false;
+    }
+    case Op::VmmCreate: {
+        if (e.result != 0) {
+            ++counters_.failed_allocations;
+            return true;
+        }
+        auto old = handles_.find(e.handle);
+        if (old != handles_.end()) { // a value reused while we still hold it: lost release
+            accounting_.settle();
+            ++counters_.implicit_ends;
+            accounting_.remove(charge(old->second), e.time_ns);
+            if (!old->second.host_located) {
+                live_by_device_[old->second.device] -= old->second.size;
+            }
+            handles_.erase(old);
+        }
+        PhysicalHandle h;
+        h.size = e.size;
+        h.time_ns = e.time_ns;
+        h.stack = e.stack_id;
+        h.device = e.device;
+        h.host_located = (e.flags & format::kFlagHostLocated) != 0;
+        h.api = e.api;
+        handles_[e.handle] = h;
+        accounting_.add(charge(h), e.time_ns);
+        if (!h.host_located) {
+            live_by_device_[h.device] += h.size;
+        }
+        ++counters_.allocations;
+        ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
+        return false;
+    }
+    case Op::VmmRelease: {
+        if (e.result != 0) {
+            return false;
+        }
+        auto it = handles_.find(e.handle);
+        if (it == handles_.end() || it->second.released) {
+            Event copy = e;
+            copy.address = e.handle;
+            error(it == handles_.end() ? ErrorType::InvalidFree : ErrorType::DoubleFree, copy,
+                  it == handles_.end() ? 0 : it->second.stack,
+                  it == handles_.end() ? Api::Unknown : it->second.api,
+                  "cuMemRelease of a handle that is not held");
+            return false;
+        }
+        ++counters_.frees;
+        it->second.released = true;
+        if (it->second.mappings == 0) {
+            endHandle(e.handle, e.time_ns);
+        }
+        return false;
+    }
+    case Op::VmmMap: {
+        if (e.result != 0) {
+            return false;
+        }
+        mappings_[e.address] = Mapping{e.size, e.handle};
+        auto it = handles_.find(e.handle);
+        if (it != handles_.end()) {
+            ++it->second.mappings;
+        }
+        return false;
+    }
+    case Op::VmmUnmap: {
+        if (e.result != 0) {
+            return false;
+        }
+        auto first = mappings_.lower_bound(e.address);
+        auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
+        if (first == last) {
+            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+                  "cuMemUnmap of a range with no mapping");
+            return false;
+        }
+        std::vector<uint64_t> to_end;
+        for (auto it = first; it != last; ++it) {
+            auto h = handles_.find(it->second.handle);
+            if (h != handles_.end() && h->second.mappings > 0 && --h->second.mappings == 0 &&
+                h->second.released) {
+                to_end.push_back(it->second.handle);
+            }
+        }
+        mappings_.erase(first, last);
+        for (uint64_t handle : to_end) {
+            endHandle(handle, e.time_ns);
+        }
+        return false;
+    }
+    case Op::Teardown:
+        if (e.result == 0) {
+            onTeardown(e);
+        }
+        return false;
+    case Op::CtxCreate:
+        if (e.result == 0 && e.context != 0) {
+            user_contexts_.insert(e.context);
+            context_device_.erase(e.context);
+        }
+        return false;
+    case Op::PoolCreate:
+    case Op::PoolDestroy:
+    case Op::PoolTrim:
+        // Pool memory is counted per allocation, from request to free request; what the
+        // pool itself keeps reserved is the driver's business.
+        return false;
+    }
+    return false;
+}
+
+void Lifetimes::addAllocation(const Event& e) {
+    if (e.address == 0) {
+        return; // a zero-byte request answered with NULL: nothing is held
+    }
+    Allocation a;
+    a.address = e.address;
+    a.size = e.size;
+    a.extent = std::max(e.size, e.actual_size);
+    a.context = e.context;
+    a.time_ns = e.time_ns;
+    a.stack = e.stack_id;
+    a.device = e.device;
+    a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
+    a.api = e.api;
+    ++counters_.allocations;
+    ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
+    if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
+        context_device_[e.context] = e.device;
+    }
+    if (a.kind == Kind::Array) {
+        auto old = arrays_.find(a.address);
+        if (old != arrays_.end()) {
+            accounting_.settle();
+            ++counters_.implicit_ends;
+            accounting_.remove(charge(old->second), e.time_ns);
+            live_by_device_[old->second.device] -= old->second.size;
+        }
+        arrays_[a.address] = a;
+    } else {
+        // A live allocation overlapping the new one must have been freed unseen (dropped
+        // events): end it quietly rather than count it twice.
+        auto it = pointers_.upper_bound(a.address);
+        if (it != pointers_.begin()) {
+            auto prev = std::prev(it);
+            if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > a.address) {
+                it = prev;
+            }
+        }
+        while (it != pointers_.end() && it->first < a.address + std::max<uint64_t>(a.extent, 1)) {
+            accounting_.settle();
+            ++counters_.implicit_ends;
+            accounting_.remove(charge(it->second), e.time_ns);
+            if (it->second.kind != Kind::HostPinned) {
+                live_by_device_[it->second.device] -= it->second.size;
+            }
+            it = pointers_.erase(it);
+        }
+        pointers_[a.address] = a;
+    }
+    freed_.erase(a.address);
+    accounting_.add(charge(a), e.time_ns);
+    if (a.kind != Kind::HostPinned) {
+        live_by_device_[a.device] += a.size;
+    }
+}
+
+void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
+    accounting_.remove(charge(a), time_ns);
+    if (a.kind != Kind::HostPinned) {
+        live_by_device_[a.device] -= a.size;
+    }
+    if (by_teardown) {
+        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device);
+    }
+    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown});
+}
+
+void Lifetimes::endHandle(uint64_t handle, uint64_t time_ns) {
+    auto it = handles_.find(handle);
+    if (it == handles_.end()) {
+        return;
+    }
+    accounting_.remove(charge(it->second), time_ns);
+    if (!it->second.host_located) {
+        live_by_device_[it->second.device] -= it->second.size;
+    }
+    handles_.erase(it);
+}
+
+void Lifetimes::onFree(const Event& e) {
+    if (e.address == 0) {
+        return; // freeing NULL is a no-op
+    }
+    const Family family = freeFamily(e.api);
+    const bool array_call =
+        isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
+    const Allocation* found = nullptr;
+    bool in_arrays = false;
+    if (array_call) {
+        if (auto it = arrays_.find(e.address); it != arrays_.end()) {
+            found = &it->second;
+            in_arrays = true;
+        } else if (auto p = pointers_.find(e.address); p != pointers_.end()) {
+            found = &p->second;
+        }
+    } else {
+        if (auto p = pointers_.find(e.address); p != pointers_.end()) {
+            found = &p->second;
+        } else if (auto it = arrays_.find(e.address); it != arrays_.end()) {
+            found = &it->second;
+            in_arrays = true;
+        }
+    }
+
+    if (!found) {
+        auto f = freed_.find(e.address);
+        if (f == freed_.end()) {
+            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+                  "free of an address that was never allocated");
+        } else if (f->second.by_teardown) {
+            error(ErrorType::InvalidFree, e, f->second.allocation_stack, f->second.api,
+                  "free of an allocation that a device reset or context destroy already "
+                  "released");
+        } else {
+            error(ErrorType::DoubleFree, e, f->second.allocation_stack, f->second.api,
+                  "free of an address that was already freed");
+        }
+        return;
+    }
+
+    const Family alloc_family = allocFamily(found->api, found->kind);
+    if (family != Family::Unknown && alloc_family != Family::Unknown && family != alloc_family) {
+        error(ErrorType::MismatchedFree, e, found->stack, found->api,
+              std::string(format::apiName(e.api)) + " on memory from " +
+                  std::string(format::apiName(found->api)));
+    }
+    if (e.result != 0) {
+        return; // the driver refused: the allocation is still there
+    }
+    ++counters_.frees;
+    Allocation a = *found;
+    if (in_arrays) {
+        arrays_.erase(a.address);
+    } else {
+        pointers_.erase(a.address);
+    }
+    endAllocation(a, e.time_ns, false);
+}
+
+void Lifetimes::onTeardown(const Event& e) {
+    ++counters_.teardowns;
+    auto owned = [&](const Allocation& a) {
+        if (a.kind == Kind::Pool || a.kind == Kind::Vmm) {
+            return false;
+        }
+        if (e.context != 0) {
+            return a.context == e.context;
+        }
+        if (e.device < 0 || user_contexts_.contains(a.context)) {
+            return false;
+        }
+        if (a.device == e.device) {
+            return true;
+        }
+        // Pinned host memory has no device, but it belongs to the primary context it was
+        // allocated in.
+        auto ctx = context_device_.find(a.context);
+        return a.device < 0 && a.context != 0 && ctx != context_device_.end() &&
+               ctx->second == e.device;
+    };
+    std::vector<Allocation> ended;
+    for (auto it = pointers_.begin(); it != pointers_.end();) {
+        if (owned(it->second)) {
+            ended.push_back(it->second);
+            it = pointers_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = arrays_.begin(); it != arrays_.end();) {
+        if (owned(it->second)) {
+            ended.push_back(it->second);
+            it = arrays_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (const Allocation& a : ended) {
+        endAllocation(a, e.time_ns, true);
+    }
+    if (e.context != 0) {
+        user_contexts_.erase(e.context);
+    }
+}
+
+void Lifetimes::finish() {
+    for (const auto& [address, a] : pointers_) {
+        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+    }
+    for (const auto& [address, a] : arrays_) {
+        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+    }
+    for (const auto& [handle, h] : handles_) {
+        leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device);
+    }
+}
+
+} // namespace gmt::analyzer

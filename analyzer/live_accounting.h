@@ -1,0 +1,95 @@
+// Live-byte bookkeeping across every traced process: the device-resident total and its
+// peak, per device, per kind, per allocation stack, and the timelines.
+//
+// Top sites at the peak are captured cheaply: every stack counter changed since the last
+// snapshot is on a dirty list, and the snapshot (copying only those) is taken lazily,
+// just before the first decrease after a new maximum — the moment the live set stops
+// being the peak's. Cost is O(1) amortised per event however often the peak moves.
+#pragma once
+
+#include "timeline.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+namespace gmt::analyzer {
+
+// What one allocation contributes: where it lives and who made it.
+struct Charge {
+    uint32_t process = 0;
+    uint32_t stack = 0;
+    int device = -1;
+    format::Kind kind = format::Kind::None;
+    bool resident = true; // device memory (not pinned host, not a host-located VMM handle)
+    uint64_t bytes = 0;
+};
+
+struct SiteLive {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+};
+
+struct PeakPoint {
+    uint64_t bytes = 0;
+    uint64_t time_ns = 0;
+};
+
+inline constexpr size_t kKindCount = 7; // indexed by format::Kind
+
+class LiveAccounting {
+  public:
+    explicit LiveAccounting(size_t timeline_points);
+
+    void add(const Charge& c, uint64_t time_ns);
+    void remove(const Charge& c, uint64_t time_ns);
+    // Takes the pending peak snapshot, if any (call at the end of the analysis).
+    void settle();
+
+    // Called when the peak snapshot is taken: the live set is exactly the peak's.
+    void onPeakSnapshot(std::function<void(const PeakPoint&)> callback) {
+        on_snapshot_ = std::move(callback);
+    }
+
+    uint64_t liveBytes() const { return total_; }
+    const PeakPoint& peak() const { return peak_; }
+    uint64_t deviceLive(int device) const;
+    const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
+    const PeakPoint& kindPeak(format::Kind k) const { return kind_peak_[index(k)]; }
+    // (process << 32 | stack) -> live at the peak, for sites with bytes there.
+    std::vector<std::pair<uint64_t, SiteLive>> peakSites() const;
+    const std::map<int, Timeline>& timelines() const { return timelines_; }
+
+  private:
+    struct Site {
+        SiteLive now;
+        SiteLive at_peak;
+        bool dirty = false;
+    };
+    static size_t index(format::Kind k) {
+        auto i = static_cast<size_t>(k);
+        return i < kKindCount ? i : 0;
+    }
+    Site& site(const Charge& c);
+    void snapshot();
+
+    size_t timeline_points_;
+    uint64_t total_ = 0;
+    PeakPoint peak_;
+    bool pending_ = false;
+    std::map<int, uint64_t> device_live_;
+    std::map<int, PeakPoint> device_peak_;
+    std::array<uint64_t, kKindCount> kind_live_{};
+    std::array<PeakPoint, kKindCount> kind_peak_{};
+    std::unordered_map<uint64_t, Site> sites_;
+    std::vector<uint64_t> dirty_;
+    std::map<int, Timeline> timelines_;
+    std::function<void(const PeakPoint&)> on_snapshot_;
+};
+
+} // namespace gmt::analyzer

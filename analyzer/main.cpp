@@ -1,0 +1,34 @@
+// gpumemtrace: the analyzer's command line. Subcommands live in cli/, one file each.
+#include "cli/commands.h"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"gpumemtrace: find GPU memory leaks, explain peaks and fragmentation"};
+    app.require_subcommand(1);
+    int exit_code = gmt::cli::kExitOk;
+    gmt::cli::addDumpCommand(app, exit_code);
+    gmt::cli::addReportCommand(app, exit_code);
+    gmt::cli::addRecordCommand(app, exit_code);
+    gmt::cli::addCheckCommand(app, exit_code);
+    gmt::cli::addDiffCommand(app, exit_code);
+    gmt::cli::finishApp(app);
+    if (argc < 2) {
+        // No command is a usage error (exit 2), but the help is what the user needs.
+        std::cout << app.help();
+        return gmt::cli::kExitBadInput;
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return gmt::cli::kExitBadInput;
+    }
+    return exit_code;
+}

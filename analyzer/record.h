@@ -1,0 +1,22 @@
+// One decoded trace record as the reader hands it out. A plain struct with one member
+// per record type (not a variant) so that the hot path, an event, never constructs or
+// destroys the large stack member.
+#pragma once
+
+#include <gpumemtrace/trace_format.h>
+
+namespace gmt::analyzer {
+
+struct Record {
+    format::RecordTag tag = format::RecordTag::Event;
+    bool from_ring = false; // recovered from a committed ring slot, not from the log
+    format::HeaderInfo header;
+    format::DeviceInfo device;
+    format::ModuleInfo module;
+    format::StackInfo stack;
+    format::Event event;
+    format::TrailerInfo trailer;
+    format::PhaseInfo phase;
+};
+
+} // namespace gmt::analyzer

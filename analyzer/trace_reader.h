@@ -1,0 +1,81 @@
+// Streaming reader of one trace file: validates the prologue, then hands out the records
+// of every valid log frame in order, then the records recovered from the ring. Memory is
+// bounded by one frame (at most kMaxFramePayload) plus the ring index; nothing is sized
+// from a file field without a bound.
+#pragma once
+
+#include "record.h"
+#include "ring_recovery.h"
+#include "trace_file.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gmt::analyzer {
+
+struct ReadStatus {
+    bool complete = false; // a trailer was the last record and the log ended cleanly
+    bool trailer_seen = false;
+    uint64_t events = 0;          // event records handed out (log + ring)
+    uint64_t dropped_events = 0;  // max(trailer's, prologue's)
+    uint64_t ring_records = 0;    // records recovered from the ring
+    uint64_t skipped_records = 0; // unknown tags and unrecoverable ring slots
+    uint64_t log_end_offset = 0;  // where the valid log ends
+    bool stopped_early = false;   // the log ended in a torn or corrupt frame
+    std::string stop_reason;      // why, when stopped_early
+};
+
+class TraceReader {
+  public:
+    // Opens and validates the prologue. Throws TraceError (file, offset, reason) for an
+    // empty, foreign, future-version or corrupt file.
+    explicit TraceReader(std::string path);
+    ~TraceReader();
+
+    const std::string& path() const { return file_.path(); }
+    const format::Prologue& prologue() const { return prologue_; }
+
+    // The next record, or false at the end. A torn or corrupt log is not an error here:
+    // status() says where and why it stopped.
+    bool next(Record& out);
+
+    // Final once next() has returned false.
+    const ReadStatus& status() const { return status_; }
+
+  private:
+    bool loadFrame();
+    void stop(uint64_t offset, std::string reason);
+    void noteRecord(const Record& r);
+
+    TraceFile file_;
+    format::Prologue prologue_{};
+    ReadStatus status_;
+
+    enum class Phase { Log, Ring, Done } phase_ = Phase::Log;
+    uint64_t pos_ = 0; // next frame's offset
+    uint64_t frame_offset_ = 0;
+    format::FrameHeader frame_{};
+    std::vector<uint8_t> payload_;
+    std::optional<format::ByteReader> frame_reader_;
+    uint32_t frame_records_ = 0;
+    uint64_t end_seq_ = 0; // of the last valid frame
+    format::EventCoder prev_{};
+    std::unique_ptr<RingRecovery> ring_;
+    bool last_was_trailer_ = false;
+    format::TrailerInfo trailer_{};
+};
+
+// Reads a whole trace, calling `visit(const Record&)` for each record. Convenience for
+// tools that need no look-ahead.
+template <typename Visitor> ReadStatus readTrace(const std::string& path, Visitor&& visit) {
+    TraceReader reader(path);
+    auto record = std::make_unique<Record>();
+    while (reader.next(*record)) {
+        visit(*record);
+    }
+    return reader.status();
+}
+
+} // namespace gmt::analyzer

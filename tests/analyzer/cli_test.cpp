@@ -1,0 +1,229 @@
+// The CLI: dump lines, report formats, exit statuses, and every report validated against
+// docs/report.schema.json.
+#include "report_fixture.h"
+#include "support/json_schema.h"
+#include "support/run_command.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace gmt;
+using namespace gmt::test;
+using format::Api;
+using format::Kind;
+using format::Op;
+
+namespace {
+
+constexpr uint64_t B = 0x7f0000000000;
+
+std::vector<nlohmann::json> lines(const std::string& out) {
+    std::vector<nlohmann::json> v;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        v.push_back(nlohmann::json::parse(line));
+    }
+    return v;
+}
+
+SchemaValidator& schema() {
+    static SchemaValidator v = [] {
+        std::ifstream f(GMT_REPORT_SCHEMA);
+        return SchemaValidator(nlohmann::json::parse(f));
+    }();
+    return v;
+}
+
+std::string cli(const std::string& args) {
+    return std::string(GMT_CLI) + " " + args;
+}
+
+// Something of everything: every report section non-empty.
+TraceBuilder richTrace() {
+    auto b = standardTrace(2);
+    b.module({0x400000, 0x400000, 0x500000, "/usr/bin/app", "\xab\xcd"});
+    b.phase(5, "warmup");
+    b.endFrame(); // so that a torn trace still has a valid first frame
+    b.event(Ev::alloc(10, B, 3 * MiB, Api::cudaMalloc, Kind::Device, 1));
+    b.event(Ev::alloc(11, B + 4 * MiB, 4096, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::alloc(12, 0x10000, 100, Api::cudaMallocHost, Kind::HostPinned, 3, -1));
+    auto pool = Ev::alloc(13, B + 8 * MiB, 1000, Api::cudaMallocAsync, Kind::Pool, 2, 1);
+    pool.stream = 0x5;
+    b.event(pool);
+    b.event(Ev::op(14, Op::VmmCreate, Api::cuMemCreate, 0, 2 * MiB, 0xa1));
+    b.event(Ev::failed(15, 100ull << 30, 2, 1ull << 30, 80ull << 30));
+    b.event(Ev::free(16, B));
+    b.event(Ev::free(17, B));
+    b.trailer(20);
+    return b;
+}
+
+} // namespace
+
+TEST_CASE("dump: header first - then every record as a JSON line") {
+    TempDir dir;
+    auto b = richTrace();
+    auto path = b.write(dir.file("t.gmtrace"));
+    auto r = runCommand(cli("dump " + path), dir.file("err"));
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    auto v = lines(r.out);
+    REQUIRE(v.size() > 10);
+    CHECK(r.out.rfind("{\"record\":\"header\"", 0) == 0);
+    CHECK(v[0]["pid"] == 4242);
+    CHECK(v[0]["command"] == "./app --flag");
+    CHECK(v[1]["record"] == "device");
+    CHECK(v[3]["record"] == "stack");
+    CHECK(v[3]["frames"][0] == "0x401000");
+    const auto& module = v[6];
+    CHECK(module["record"] == "module");
+    CHECK(module["build_id"] == "abcd");
+    CHECK(v[7]["record"] == "phase");
+    const auto& alloc = v[8];
+    CHECK(alloc["record"] == "event");
+    CHECK(alloc["event"] == "alloc");
+    CHECK(alloc["api"] == "cudaMalloc");
+    CHECK(alloc["kind"] == "device");
+    CHECK(alloc["result"] == 0);
+    CHECK(alloc["address"] == "0x7f0000000000");
+    CHECK(alloc["size"] == 3 * MiB);
+    CHECK(alloc["device"] == 0);
+    CHECK(alloc["tid"] == 100);
+    CHECK(alloc["time_ns"] == 10);
+    CHECK(alloc["stack"] == 1);
+    CHECK_FALSE(alloc.contains("handle"));
+    CHECK(v[11]["stream"] == "0x5");
+    CHECK(v[12]["event"] == "vmm_create");
+    CHECK(v[12]["handle"] == "0xa1");
+    CHECK(v[13]["result"] == 2);
+    CHECK(v[13]["device_free"] == 1ull << 30);
+    CHECK(v.back()["record"] == "trailer");
+    CHECK(v.back()["events"] == 8);
+}
+
+TEST_CASE("dump of a torn trace prints the valid part - then the offset on stderr - exit 1") {
+    TempDir dir;
+    auto b = richTrace();
+    auto bytes = b.bytes();
+    bytes.resize(bytes.size() - 7);
+    TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
+    auto r = runCommand(cli("dump " + dir.file("t.gmtrace")), dir.file("err"));
+    CHECK(r.status == 1);
+    auto v = lines(r.out);
+    REQUIRE(v.size() == 8);
+    CHECK(v[0]["record"] == "header");
+    CHECK_THAT(r.err, Catch::Contains(dir.file("t.gmtrace")) &&
+                          Catch::Contains("offset " + std::to_string(b.frameOffsets().at(1))));
+}
+
+TEST_CASE("dump of a trace without trailer (killed process) exits 1") {
+    TempDir dir;
+    auto b = standardTrace();
+    b.event(Ev::alloc(1, B, 1));
+    auto path = b.write(dir.file("t.gmtrace"));
+    auto r = runCommand(cli("dump " + path), dir.file("err"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Catch::Contains("no trailer"));
+    CHECK(lines(r.out).size() == 6); // header, device, 3 stacks, the event
+}
+
+TEST_CASE("report: bad input is one line naming the file and offset - exit 2") {
+    TempDir dir;
+    TraceBuilder::writeFile(dir.file("empty"), {});
+    std::vector<uint8_t> foreign(5000, 'x');
+    TraceBuilder::writeFile(dir.file("foreign"), foreign);
+    TraceBuilder future;
+    future.header().formatVersion(99).write(dir.file("future"));
+    for (const char* name : {"empty", "foreign", "future", "missing"}) {
+        for (const char* cmd : {"report ", "dump "}) {
+            auto r = runCommand(cli(cmd + dir.file(name)), dir.file("err"));
+            INFO(cmd << name << ": " << r.err);
+            CHECK(r.status == 2);
+            CHECK(r.out.empty());
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+            CHECK_THAT(r.err, Catch::Contains(dir.file(name)) && Catch::Contains("offset "));
+        }
+    }
+}
+
+TEST_CASE("report: usage errors exit 2") {
+    TempDir dir;
+    CHECK(runCommand(cli("report"), dir.file("err")).status == 2);
+    CHECK(runCommand(cli("report --format xml x"), dir.file("err")).status == 2);
+    CHECK(runCommand(cli("frobnicate"), dir.file("err")).status == 2);
+}
+
+TEST_CASE("report: JSON by default off a terminal - valid against the schema") {
+    TempDir dir;
+    auto b = richTrace();
+    auto path = b.write(dir.file("t.gmtrace"));
+    auto r = runCommand(cli("report --no-symbols " + path), dir.file("err"));
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(r.out.rfind("{\n  \"schema_version\": 1", 0) == 0);
+    auto errors = schema().validate(j);
+    INFO(errors.size() << " schema errors, first: " << (errors.empty() ? "" : errors[0]));
+    CHECK(errors.empty());
+    for (const char* section : {"leaks", "fragmentation", "failures", "errors", "timeline"}) {
+        INFO(section);
+        CHECK_FALSE(j[section].empty());
+    }
+    CHECK(j["peak"]["top_sites"].size() >= 1);
+    CHECK(j["leaks"][0]["stack"][0]["module"] == "/usr/bin/app");
+    CHECK(j["leaks"][0]["stack"][0]["offset"] == "0x1000");
+}
+
+TEST_CASE("report: text format and -o") {
+    TempDir dir;
+    auto b = richTrace();
+    auto path = b.write(dir.file("t.gmtrace"));
+    auto r = runCommand(cli("report --format text " + path), dir.file("err"));
+    REQUIRE(r.status == 0);
+    for (const char* heading :
+         {"Summary", "Leaks (largest first)", "Peak ", "Fragmentation", "Failed allocations",
+          "Errors", "double_free", "more than the device has", "/usr/bin/app+0x1000"}) {
+        CHECK_THAT(r.out, Catch::Contains(heading));
+    }
+    auto o = runCommand(cli("report -o " + dir.file("r.json") + " " + path), dir.file("err"));
+    CHECK(o.status == 0);
+    CHECK(o.out.empty());
+    std::ifstream f(dir.file("r.json"));
+    auto j = nlohmann::json::parse(f);
+    CHECK(j["schema_version"] == 1);
+}
+
+TEST_CASE("report of a truncated trace: complete false - prefix analysed - schema-valid") {
+    TempDir dir;
+    auto b = standardTrace();
+    b.event(Ev::alloc(1, B, 1000)).endFrame();
+    b.event(Ev::free(2, B)).trailer(3);
+    auto bytes = b.bytes();
+    bytes.resize(bytes.size() - 2);
+    TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
+    auto r = runCommand(cli("report --format json " + dir.file("t.gmtrace")), dir.file("err"));
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["processes"][0]["complete"] == false);
+    CHECK(j["processes"][0]["events"] == 1);
+    CHECK_THAT(j["processes"][0]["incomplete_reason"].get<std::string>(), Catch::Contains("torn"));
+    CHECK(j["summary"]["leaked_bytes"] == 1000);
+    CHECK(schema().validate(j).empty());
+}
+
+TEST_CASE("the schema validator rejects what the contract forbids") {
+    auto b = richTrace();
+    auto j = nlohmann::json::parse(report(b).dump());
+    REQUIRE(schema().validate(j).empty());
+    auto broken = j;
+    broken["summary"].erase("peak_bytes");
+    CHECK_FALSE(schema().validate(broken).empty());
+    broken = j;
+    broken["errors"][0]["type"] = "oops";
+    CHECK_FALSE(schema().validate(broken).empty());
+    broken = j;
+    broken["leaks"][0]["stack"][0]["address"] = 123;
+    CHECK_FALSE(schema().validate(broken).empty());
+}

@@ -1,0 +1,77 @@
+// Symbolization through the report: a stack into this very test binary comes out with
+// the function's name (DWARF build) or as module + offset (fallback, --no-symbols).
+#include "report_fixture.h"
+#include "symbolizer.h"
+
+#include <catch2/catch.hpp>
+
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+using namespace gmt;
+using namespace gmt::test;
+
+extern "C" __attribute__((noinline)) int gmt_test_leak_here(int x) {
+    asm volatile("" ::: "memory");
+    return x * 3 + 1;
+}
+
+namespace {
+
+format::ModuleInfo selfModule() {
+    format::ModuleInfo m;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+            auto* mod = static_cast<format::ModuleInfo*>(out);
+            mod->base = info->dlpi_addr;
+            mod->start = UINT64_MAX;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const auto& ph = info->dlpi_phdr[i];
+                if (ph.p_type == PT_LOAD) {
+                    mod->start = std::min<uint64_t>(mod->start, info->dlpi_addr + ph.p_vaddr);
+                    mod->end =
+                        std::max<uint64_t>(mod->end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+                }
+            }
+            return 1; // the first object is the executable
+        },
+        &m);
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    m.path.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("stacks are symbolized against the modules of the trace") {
+    REQUIRE(gmt_test_leak_here(1) == 4);
+    const format::ModuleInfo self = selfModule();
+    const uint64_t address = reinterpret_cast<uint64_t>(&gmt_test_leak_here) + 2;
+    TraceBuilder b;
+    b.header().device().module(self).stack(1, {address});
+    b.event(Ev::alloc(1, 0x7f0000000000, 1234567));
+    b.trailer(2);
+    TempDir dir;
+    auto path = b.write(dir.file("t.gmtrace"));
+
+    analyzer::ReportOptions o;
+    o.symbols = false;
+    auto plain = analyzer::buildReport({path}, o);
+    const auto& f0 = plain["leaks"][0]["stack"][0];
+    CHECK(f0["module"] == self.path);
+    CHECK(f0["function"] == "");
+    CHECK(f0["offset"] == analyzer::hex(address - self.base));
+
+    o.symbols = true;
+    auto symbolized = analyzer::buildReport({path}, o);
+    const auto& f1 = symbolized["leaks"][0]["stack"].back();
+    if (analyzer::dwarfSymbolizerAvailable()) {
+        CHECK_THAT(f1["function"].get<std::string>(), Catch::Contains("gmt_test_leak_here"));
+        CHECK_THAT(f1["file"].get<std::string>(), Catch::EndsWith("symbols_test.cpp"));
+        CHECK(f1["line"].get<int>() > 0);
+    } else {
+        CHECK(f1["function"] == "");
+    }
+}
