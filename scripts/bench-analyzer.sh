@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Analyzer throughput and memory against heaptrack_print (issue 4 item 13).
+#
+#   scripts/bench-analyzer.sh BUILD_DIR
+#
+# For each size N it makes a synthetic gpumemtrace trace of N events (gen_trace) and a
+# heaptrack trace of N malloc/free calls with the same pattern (malloc_loop under heaptrack),
+# both over a constant live set of LIVE allocations. Then, interleaved over ROUNDS rounds,
+# it times `gpumemtrace report --no-symbols --format json -o /dev/null` and
+# `heaptrack_print --print-leaks 1` (its full default analysis plus leaks, written to
+# /dev/null), and prints medians of wall time, events/s and max RSS as a markdown table.
+#
+# Environment (defaults in brackets):
+#   SIZES [1000000 10000000 100000000]   event counts of our traces
+#   HEAPTRACK_SIZES [1000000 10000000]   sizes that also get a heaptrack run; a size not in
+#                                         this list is reported as "not run" for heaptrack
+#   ROUNDS [5]        rounds for sizes below 50 M events; LARGE_ROUNDS [3] for larger ones
+#   LIVE [64]         live set size
+#   WORK_DIR [mktemp -d under TMPDIR]  traces go here (100 M events is ~1.4 GB); KEEP=1 keeps it
+#
+# Requires: /usr/bin/time, heaptrack, heaptrack_print, and `cmake --build BUILD_DIR
+# --target benchmarks`.
+set -euo pipefail
+
+BUILD=${1:?usage: $0 BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+SIZES=${SIZES:-"1000000 10000000 100000000"}
+HEAPTRACK_SIZES=${HEAPTRACK_SIZES:-"1000000 10000000"}
+ROUNDS=${ROUNDS:-5}
+LARGE_ROUNDS=${LARGE_ROUNDS:-3}
+LIVE=${LIVE:-64}
+GEN=$BUILD/bin/bench/gen_trace
+LOOP=$BUILD/bin/bench/malloc_loop
+CLI=$BUILD/bin/gpumemtrace
+
+for f in "$GEN" "$LOOP" "$CLI"; do
+    [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
+done
+for t in heaptrack heaptrack_print /usr/bin/time jq; do
+    command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
+done
+
+WORK=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/gmt-bench-analyzer.XXXXXX")}
+mkdir -p "$WORK"
+[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+has() { [[ " $1 " == *" $2 "* ]]; }
+
+# run NAME CMD...: wall seconds (ns clock) and max RSS (KiB) appended to $WORK/NAME.{wall,rss}
+run() {
+    local name=$1
+    shift
+    local t0 t1
+    t0=$(date +%s%N)
+    /usr/bin/time -f %M -o "$WORK/rss.tmp" "$@" >/dev/null 2>"$WORK/stderr.tmp" || {
+        echo "failed: $*" >&2
+        cat "$WORK/stderr.tmp" >&2
+        exit 1
+    }
+    t1=$(date +%s%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f\n", (b - a) / 1e9}' >>"$WORK/$name.wall"
+    tail -n 1 "$WORK/rss.tmp" >>"$WORK/$name.rss"
+}
+
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# work dir: $WORK ($(df -h --output=avail "$WORK" | tail -1 | tr -d ' ') free)" >&2
+
+# --- inputs -------------------------------------------------------------------------------
+for n in $SIZES; do
+    t0=$(date +%s%N)
+    "$GEN" "$WORK/ours.$n.gmtrace" "$n" "$LIVE" >/dev/null
+    t1=$(date +%s%N)
+    echo "# generated ours.$n.gmtrace: $(stat -c %s "$WORK/ours.$n.gmtrace") bytes in $(( (t1 - t0) / 1000000 )) ms" >&2
+    if has "$HEAPTRACK_SIZES" "$n"; then
+        t0=$(date +%s%N)
+        heaptrack -o "$WORK/ht.$n" "$LOOP" "$n" "$LIVE" >"$WORK/heaptrack.$n.log" 2>&1
+        t1=$(date +%s%N)
+        ht=$(ls "$WORK"/ht."$n".* | head -1)
+        mv "$ht" "$WORK/ht.$n.trace${ht##*ht."$n"}"
+        echo "# recorded $(basename "$WORK"/ht."$n".trace.*): $(stat -c %s "$WORK"/ht."$n".trace.*) bytes in $(( (t1 - t0) / 1000000 )) ms" >&2
+    fi
+done
+
+# --- timed runs, interleaved: every round runs every size of both tools -------------------
+for ((r = 1; r <= ROUNDS; r++)); do
+    for n in $SIZES; do
+        if ((n >= 50000000 && r > LARGE_ROUNDS)); then
+            continue
+        fi
+        run "ours.$n" "$CLI" report --no-symbols --format json -o /dev/null "$WORK/ours.$n.gmtrace"
+        if has "$HEAPTRACK_SIZES" "$n"; then
+            run "ht.$n" heaptrack_print --print-leaks 1 "$WORK"/ht."$n".trace.*
+        fi
+    done
+    echo "# round $r done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+done
+
+# --- table --------------------------------------------------------------------------------
+fmt_rate() { awk -v n="$1" -v s="$2" 'BEGIN {if (s == "nan" || s == 0) print "n/a"; else printf "%.2f M/s", n / s / 1e6}'; }
+fmt_mib() { awk -v k="$1" 'BEGIN {if (k == "nan") print "n/a"; else printf "%.1f MiB", k / 1024}'; }
+echo
+echo "| events | trace bytes (ours / heaptrack) | ours: median s | ours: events/s | ours: max RSS | heaptrack_print: median s | heaptrack_print: events/s | heaptrack_print: max RSS | speed ratio ours/heaptrack | runs |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for n in $SIZES; do
+    ow=$(median <"$WORK/ours.$n.wall")
+    orss=$(median <"$WORK/ours.$n.rss")
+    runs=$(wc -l <"$WORK/ours.$n.wall")
+    osize=$(stat -c %s "$WORK/ours.$n.gmtrace")
+    if has "$HEAPTRACK_SIZES" "$n"; then
+        hw=$(median <"$WORK/ht.$n.wall")
+        hrss=$(median <"$WORK/ht.$n.rss")
+        hsize=$(stat -c %s "$WORK"/ht."$n".trace.*)
+        ratio=$(awk -v a="$ow" -v b="$hw" 'BEGIN {printf "%.2f×", b / a}')
+        echo "| $n | $osize / $hsize | $ow | $(fmt_rate "$n" "$ow") | $(fmt_mib "$orss") | $hw | $(fmt_rate "$n" "$hw") | $(fmt_mib "$hrss") | $ratio | $runs |"
+    else
+        echo "| $n | $osize / not run | $ow | $(fmt_rate "$n" "$ow") | $(fmt_mib "$orss") | not run | not run | not run | n/a | $runs |"
+    fi
+done
