@@ -117,7 +117,8 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"events", r.trailer.events},
                  {"dropped_events", r.trailer.dropped_events},
                  {"end_mono_ns", r.trailer.end_mono_ns},
-                 {"end_wall_ns", r.trailer.end_wall_ns}};
+                 {"end_wall_ns", r.trailer.end_wall_ns},
+                 {"exit_signal", r.trailer.exit_signal}};
         break;
     case format::RecordTag::Phase:
         j = Json{{"record", "phase"}, {"time_ns", r.phase.time_ns}, {"name", r.phase.name}};

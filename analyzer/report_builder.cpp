@@ -196,6 +196,10 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
                   {"errors", c.errors},
                   {"leaked_bytes", proc_leaked},
                   {"recovered_records", p.status.ring_records}};
+        if (p.trailer && p.trailer->exit_signal != 0) {
+            // Complete (the tracer drained everything) but the process died of this signal.
+            proc["exit_signal"] = p.trailer->exit_signal;
+        }
         if (!p.status.complete) {
             proc["incomplete_reason"] =
                 p.status.stopped_early

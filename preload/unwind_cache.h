@@ -1,0 +1,49 @@
+// Incremental stack walking for the non-GNU libunwind build (GMT_UNWIND_NONGNU).
+//
+// unw_backtrace re-walks every frame of every stack, although a recorder sees the same
+// outer frames over and over: only the few innermost frames change between two CUDA calls.
+// trace() walks with the exact rules of libunwind's fast tracer (x86-64 Gtrace.c: standard,
+// realigned and signal frames; everything else is left to unw_backtrace), but remembers,
+// per thread, the register state of every frame it walked and the stack words each step
+// read. When the walk reaches a register state it has walked before, the rest of the chain
+// is proven identical by re-reading just those words: the walker is a deterministic
+// function of (register state, rule of the frame's ip, words read), so equal inputs give
+// equal frames. See unwind_cache.cpp for the full argument.
+#pragma once
+
+#include <cstdint>
+
+namespace gmt::preload::unwind {
+
+struct Request {
+    uint64_t* out;         // receives at most max_stored addresses, innermost first
+    uint32_t max_stored;   //
+    uint32_t max_walked;   // frames walked at most, skipped ones included (unw_backtrace's size)
+    uintptr_t skip_lo = 0; // leading frames whose return address lies in [skip_lo, skip_hi)
+    uintptr_t skip_hi = 0; // are walked but not stored
+    uint64_t adjust = 0;   // subtracted from every stored address
+};
+
+// Walks the stack of trace()'s caller exactly as unw_backtrace(buf, max_walked) called from
+// the same place would (out[0] is the return address into the caller's caller, ...), with
+// the leading skip range dropped. Returns the number stored, or -1 when the stack holds a
+// frame only libunwind's slow path can unwind (or the thread cannot use the cache: trace()
+// re-entered from a signal handler, thread exiting, no memory); the caller must then use
+// unw_backtrace itself.
+[[gnu::noinline]] int trace(const Request& req);
+
+// Per-thread counters, for tests and benchmarks.
+struct Stats {
+    uint64_t traces = 0;
+    uint64_t fallbacks = 0;      // traces answered -1
+    uint64_t steps = 0;          // frames stepped with unwind rules
+    uint64_t reused = 0;         // frames taken from the cache after verification
+    uint64_t rule_lookups = 0;   // rules derived through libunwind (cache misses)
+    uint64_t verify_misses = 0;  // cached chains that no longer matched the stack
+};
+Stats threadStats();
+
+// Forgets the calling thread's cached stack and rules (tests: exercise the cold path).
+void resetThreadCache();
+
+} // namespace gmt::preload::unwind
