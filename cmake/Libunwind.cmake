@@ -18,8 +18,26 @@ add_library(gmt_libunwind INTERFACE)
 if(GPUMEMTRACE_LIBUNWIND_TARBALL AND EXISTS "${GPUMEMTRACE_LIBUNWIND_TARBALL}")
     include(ExternalProject)
     set(_unw_prefix ${CMAKE_BINARY_DIR}/deps/libunwind)
+    # The tarball is checked against the Debian source description beside it (.dsc),
+    # whose checksums apt verified against the archive's signed index when it fetched them.
+    get_filename_component(_unw_dir ${GPUMEMTRACE_LIBUNWIND_TARBALL} DIRECTORY)
+    get_filename_component(_unw_name ${GPUMEMTRACE_LIBUNWIND_TARBALL} NAME)
+    file(GLOB _unw_dsc ${_unw_dir}/libunwind_*.dsc)
+    set(_unw_hash)
+    if(_unw_dsc)
+        list(GET _unw_dsc 0 _unw_dsc)
+        file(STRINGS ${_unw_dsc} _unw_lines REGEX "^ [0-9a-f]+ [0-9]+ ${_unw_name}$")
+        foreach(_line IN LISTS _unw_lines)
+            string(LENGTH "${_line}" _len)
+            if(_len GREATER 70)
+                string(SUBSTRING "${_line}" 1 64 _sha)
+                set(_unw_hash URL_HASH SHA256=${_sha})
+            endif()
+        endforeach()
+    endif()
     ExternalProject_Add(libunwind_nongnu
         URL ${GPUMEMTRACE_LIBUNWIND_TARBALL}
+        ${_unw_hash}
         PREFIX ${_unw_prefix}
         BUILD_IN_SOURCE TRUE
         CONFIGURE_COMMAND <SOURCE_DIR>/configure --quiet

@@ -111,6 +111,45 @@ def check_samples(env):
             f" {s['failed_allocations']} failed")
 
 
+def check_routes(env):
+    """The recorder's own test programs (tests/recorder/programs) on the real driver: every
+    interception route, and a leak found by size, address and function name."""
+    programs = env.build / "tests/recorder/programs"
+    p, traces, _ = env.record("routes_runtime", [str(programs / "runtime_calls")])
+    if p.returncode != 0 or len(traces) != 1:
+        row("runtime API (shared cudart) on the GPU", False, f"rc={p.returncode} {p.stderr[-300:]}")
+    else:
+        rep = env.report(traces, "routes_runtime")
+        leak = rep["leaks"][0] if rep["leaks"] else {}
+        funcs = [f.get("function", "") for f in leak.get("stack", [])]
+        recs = env.dump(traces[0])
+        sizes = {r["size"]: r["api"] for r in recs if r.get("record") == "event" and r["event"] == "alloc"}
+        expected = {11001: "cudaMalloc", 12001: "cudaMallocAsync", 13001: "cudaMallocFromPoolAsync",
+                    14001: "cudaMallocManaged", 15001: "cudaMallocHost", 16001: "cudaHostAlloc",
+                    17001: "cudaHostRegister", 1001 * 7: "cudaMallocPitch", 1003 * 6: "cudaMalloc3D",
+                    836: "cudaMallocArray", 420: "cudaMalloc3DArray", 320: "cudaMallocMipmappedArray"}
+        wrong = {k: sizes.get(k) for k, v in expected.items() if sizes.get(k) != v}
+        row("runtime API (shared cudart) on the GPU",
+            leak.get("bytes") == 1234567 and any("leak_here" in f for f in funcs) and not wrong,
+            f"leaks[0] {leak.get('bytes')} B at {funcs[:2]}; every API recorded once by its "
+            f"runtime name: {not wrong} {wrong if wrong else ''}")
+    p, traces, _ = env.record("routes_entrypoint", [str(programs / "runtime_calls"), "entrypoint"])
+    recs = env.dump(traces[0]) if traces else []
+    got = [(r["api"], r["size"]) for r in recs if r.get("record") == "event" and r["size"] == 18001]
+    row("cudaGetDriverEntryPointByVersion route", got == [("cuMemAlloc_v2", 18001)], f"{got}")
+    for route in ("exported", "dlsym", "procaddr"):
+        p, traces, _ = env.record(f"routes_{route}", [str(programs / "driver_calls"), route])
+        recs = env.dump(traces[0]) if traces else []
+        ev = [r for r in recs if r.get("record") == "event"]
+        ops = sorted({r["event"] for r in ev})
+        allocs = {r["size"] for r in ev if r["event"] == "alloc" and r["result"] == 0}
+        want = {21001, 22001, 23001, 24001, 25001, 26001, 28001, 29001, 30001, 324, 540}
+        row(f"driver API via {route} on the GPU", p.returncode == 0 and want <= allocs and
+            {"vmm_reserve", "vmm_create", "vmm_map", "vmm_unmap", "vmm_release",
+             "vmm_address_free", "teardown", "ctx_create"} <= set(ops),
+            f"rc={p.returncode}, {len(ev)} events, ops {ops}, missing sizes {sorted(want - allocs)}")
+
+
 def sanitizer_leaks(env, exe, name):
     p, _ = env.run(f"{name}.sanitizer",
                    ["compute-sanitizer", "--leak-check", "full", str(exe)], timeout=300)
@@ -316,7 +355,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated check groups")
     args = ap.parse_args()
     env = Env(args.build, args.out)
-    groups = {"samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
+    groups = {"routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs)}
     wanted = [g for g in args.only.split(",") if g] or list(groups)
