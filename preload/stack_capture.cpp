@@ -1,5 +1,7 @@
 #include "stack_capture.h"
 
+#include "unwind_cache.h"
+
 #include <gpumemtrace/trace_format.h>
 
 #include <link.h>
@@ -48,11 +50,24 @@ void initStackCapture() {
 #if GMT_UNWIND_NONGNU
 
 uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
-    // A few extra entries for the tracer's own frames, which are dropped below.
+    if (max_depth == 0) {
+        return 0;
+    }
+    // A few extra frames for the tracer's own, which are dropped.
     constexpr int kOwnFrames = 16;
+    const int walked =
+        static_cast<int>(std::min<uint32_t>(max_depth, format::kMaxStackDepth)) + kOwnFrames;
+    // Mostly answered from the thread's cache of the previous stack (unwind_cache.h), with the
+    // same frames unw_backtrace would give.
+    unwind::Request req{frames,       max_depth,  static_cast<uint32_t>(walked),
+                        g_self_start, g_self_end, 1};
+    int cached = unwind::trace(req);
+    if (cached >= 0) {
+        return static_cast<uint32_t>(cached);
+    }
+    // Called from here, not from a helper, so it walks the same frames as the cache would.
     void* ips[format::kMaxStackDepth + kOwnFrames];
-    int n = unw_backtrace(
-        ips, static_cast<int>(std::min<uint32_t>(max_depth, format::kMaxStackDepth)) + kOwnFrames);
+    int n = unw_backtrace(ips, walked);
     int first = 0;
     while (first < n && reinterpret_cast<uintptr_t>(ips[first]) >= g_self_start &&
            reinterpret_cast<uintptr_t>(ips[first]) < g_self_end) {

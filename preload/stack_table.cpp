@@ -1,25 +1,66 @@
 #include "stack_table.h"
 
+#include <algorithm>
+
 namespace gmt::preload {
 namespace {
 
 constexpr uint32_t kCacheSize = 64;
+// The last few stacks of the thread, compared frame by frame before anything is hashed:
+// an allocation loop alternates between a handful of call sites (alloc, free), and a
+// comparison that fails does so at the first frame or two.
+constexpr uint32_t kRecent = 4;
+constexpr uint32_t kRecentDepth = 64;
+
+struct RecentStack {
+    uint32_t depth;
+    uint32_t id;
+    uint64_t frames[kRecentDepth];
+};
 
 struct ThreadCache {
     uint64_t generation;
     uint64_t hash[kCacheSize];
     uint32_t id[kCacheSize];
+    RecentStack recent[kRecent];
+    uint32_t next_recent;
 };
 thread_local ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
+// Four independent multiply chains, so the CPU overlaps them; folded at the end.
 uint64_t hashFrames(const uint64_t* frames, uint32_t depth) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
-    for (uint32_t i = 0; i < depth; ++i) {
-        h ^= frames[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
+    constexpr uint64_t kMul = 0xff51afd7ed558ccdull;
+    uint64_t lane[4] = {0x9e3779b97f4a7c15ull ^ depth, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                        0x27d4eb2f165667c5ull};
+    uint32_t i = 0;
+    for (; i + 4 <= depth; i += 4) {
+        for (uint32_t k = 0; k < 4; ++k) {
+            uint64_t v = (lane[k] ^ frames[i + k]) * kMul;
+            lane[k] = v ^ (v >> 29);
+        }
     }
+    for (; i < depth; ++i) {
+        uint64_t v = (lane[0] ^ frames[i]) * kMul;
+        lane[0] = v ^ (v >> 29);
+    }
+    uint64_t h = lane[0];
+    for (uint32_t k = 1; k < 4; ++k) {
+        h = (h ^ (lane[k] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))) * kMul;
+    }
+    h ^= h >> 33;
     return h | 1; // 0 marks an empty cache entry
+}
+
+bool sameStack(const RecentStack& r, const uint64_t* frames, uint32_t depth) {
+    if (r.depth != depth) {
+        return false;
+    }
+    for (uint32_t i = 0; i < depth; ++i) {
+        if (r.frames[i] != frames[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 } // namespace
@@ -28,21 +69,30 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit,
     if (depth == 0) {
         return 0;
     }
-    uint64_t h = hashFrames(frames, depth);
     uint64_t gen = generation_.load(std::memory_order_acquire);
     ThreadCache& cache = t_cache;
     if (cache.generation != gen) {
         for (uint32_t i = 0; i < kCacheSize; ++i) {
             cache.hash[i] = 0;
         }
+        for (RecentStack& r : cache.recent) {
+            r.depth = 0;
+        }
         cache.generation = gen;
     }
-    uint32_t slot = static_cast<uint32_t>(h % kCacheSize);
-    if (cache.hash[slot] == h) {
-        return cache.id[slot];
+    if (depth <= kRecentDepth) {
+        for (const RecentStack& r : cache.recent) {
+            if (sameStack(r, frames, depth)) {
+                return r.id;
+            }
+        }
     }
-    uint32_t id;
-    {
+    uint64_t h = hashFrames(frames, depth);
+    uint32_t slot = static_cast<uint32_t>(h % kCacheSize);
+    uint32_t id = 0;
+    if (cache.hash[slot] == h) {
+        id = cache.id[slot];
+    } else {
         std::lock_guard lock(mutex_);
         auto [it, inserted] = ids_.try_emplace(h, next_id_);
         if (inserted) {
@@ -50,9 +100,15 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit,
             emit(it->second, frames, depth, ctx);
         }
         id = it->second;
+        cache.hash[slot] = h;
+        cache.id[slot] = id;
     }
-    cache.hash[slot] = h;
-    cache.id[slot] = id;
+    if (depth <= kRecentDepth) {
+        RecentStack& r = cache.recent[cache.next_recent++ % kRecent];
+        r.depth = depth;
+        r.id = id;
+        std::copy(frames, frames + depth, r.frames);
+    }
     return id;
 }
 

@@ -35,15 +35,20 @@ struct Request {
 // Per-thread counters, for tests and benchmarks.
 struct Stats {
     uint64_t traces = 0;
-    uint64_t fallbacks = 0;      // traces answered -1
-    uint64_t steps = 0;          // frames stepped with unwind rules
-    uint64_t reused = 0;         // frames taken from the cache after verification
-    uint64_t rule_lookups = 0;   // rules derived through libunwind (cache misses)
-    uint64_t verify_misses = 0;  // cached chains that no longer matched the stack
+    uint64_t fallbacks = 0;     // traces answered -1
+    uint64_t steps = 0;         // frames stepped with unwind rules
+    uint64_t reused = 0;        // frames taken from the cache after verification
+    uint64_t rule_lookups = 0;  // rules derived through libunwind (cache misses)
+    uint64_t verify_misses = 0; // cached chains that no longer matched the stack
 };
 Stats threadStats();
 
 // Forgets the calling thread's cached stack and rules (tests: exercise the cold path).
 void resetThreadCache();
+
+// Tests: checks that the calling thread's cached stack is self-consistent (each frame's
+// step, replayed with the recorded words, gives the next frame, wherever it matters).
+// Returns an empty string, or what is wrong.
+const char* checkThreadCache();
 
 } // namespace gmt::preload::unwind
