@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Copies what scripts/gpu-validate.sh needs from a build tree into DEST, small enough to
+# carry to a GPU host that cannot build: the preload library, the CLI (stripped) with the
+# libraries it needs beyond glibc and the C++ runtime (gpu-libs/), the samples, the GPU
+# validation programs and the recorder's test programs.
+#   cmake --build build --target gpu_programs && scripts/gpu-bundle.sh build .carry/build
+set -euo pipefail
+if [[ $# -ne 2 ]]; then
+    echo "usage: $0 BUILD_DIR DEST" >&2
+    exit 2
+fi
+build=$1
+dest=$2
+rm -rf "$dest"
+mkdir -p "$dest"/{lib,bin,gpu-libs,tests/recorder/programs}
+cp "$build/lib/libgpumemtrace.so" "$dest/lib/"
+cp "$build/bin/gpumemtrace" "$dest/bin/"
+strip --strip-debug "$dest/lib/libgpumemtrace.so" "$dest/bin/gpumemtrace"
+cp -r "$build/gpu" "$dest/"
+[[ -d $build/samples ]] && cp -r "$build/samples" "$dest/"
+for p in runtime_calls driver_calls lifecycle; do
+    cp "$build/tests/recorder/programs/$p" "$dest/tests/recorder/programs/"
+done
+# The CLI's own shared libraries (elfutils and its compressors); never preloaded.
+ldd "$build/bin/gpumemtrace" | awk '/=> \// {print $3}' |
+    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    xargs -r -I{} cp -L {} "$dest/gpu-libs/"
+du -sh "$dest"
