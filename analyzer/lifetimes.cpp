@@ -97,11 +97,71 @@ Lifetimes::Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_er
     : process_(process), accounting_(accounting), max_errors_(max_errors) {}
 
 Charge Lifetimes::charge(const Allocation& a) const {
-    return Charge{process_, a.stack, a.device, a.kind, a.kind != Kind::HostPinned, a.size};
+    return Charge{process_, a.stack, a.device, a.kind, a.kind != Kind::HostPinned, a.size, a.site};
 }
 
 Charge Lifetimes::charge(const PhysicalHandle& h) const {
-    return Charge{process_, h.stack, h.device, Kind::Vmm, !h.host_located, h.size};
+    return Charge{process_, h.stack, h.device, Kind::Vmm, !h.host_located, h.size, h.site};
+}
+
+uint64_t& Lifetimes::liveOn(int device) {
+    if (!live_device_bytes_ || live_device_ != device) {
+        live_device_ = device;
+        live_device_bytes_ = &live_by_device_[device];
+    }
+    return *live_device_bytes_;
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::pointersUpperBound(uint64_t address) {
+    if (hint_version_ == pointers_version_) {
+        // Nothing changed since the last erasure, whose successor is hint_: it is the
+        // upper bound of any address between its predecessor's key and its own.
+        auto h = hint_;
+        if ((h == pointers_.end() || h->first > address) &&
+            (h == pointers_.begin() || std::prev(h)->first <= address)) {
+            return h;
+        }
+    }
+    return pointers_.upper_bound(address);
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hint,
+                                                         const Allocation& a) {
+    PointerMap::iterator it;
+    if (!spare_nodes_.empty()) {
+        PointerMap::node_type node = std::move(spare_nodes_.back());
+        spare_nodes_.pop_back();
+        node.key() = a.address;
+        node.mapped() = a;
+        it = pointers_.insert(hint, std::move(node));
+    } else {
+        it = pointers_.emplace_hint(hint, a.address, a);
+    }
+    pointer_index_[a.address] = it;
+    ++pointers_version_;
+    return it;
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::erasePointer(PointerMap::iterator it) {
+    constexpr size_t kMaxSpareNodes = 1024;
+    auto next = std::next(it);
+    pointer_index_.erase(it->first);
+    if (spare_nodes_.size() < kMaxSpareNodes) {
+        spare_nodes_.push_back(pointers_.extract(it));
+    } else {
+        pointers_.erase(it);
+    }
+    hint_ = next;
+    hint_version_ = ++pointers_version_;
+    return next;
+}
+
+Lifetimes::PointerMap::iterator* Lifetimes::findPointer(uint64_t address) {
+    PointerMap::iterator* it = pointer_index_.find(address);
+    if (it && pending_free_ && *it == pending_free_it_) {
+        return nullptr; // freed: its node only waits to be reused or erased
+    }
+    return it;
 }
 
 uint64_t Lifetimes::liveDeviceBytes(int device) const {
@@ -119,14 +179,33 @@ void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api 
                                 alloc_api, e.result, std::move(detail)});
 }
 
-void Lifetimes::rememberFreed(uint64_t address, const Freed& f) {
-    auto [it, inserted] = freed_.insert_or_assign(address, f);
-    (void)it;
+void Lifetimes::rememberFreed(uint64_t address, Freed f) {
+    auto [slot, inserted] = freed_.tryEmplace(address);
+    *slot = f;
     if (inserted) {
-        freed_order_.push_back(address);
-        if (freed_order_.size() > kMaxFreedRemembered) {
-            freed_.erase(freed_order_.front());
-            freed_order_.pop_front();
+        // As a FIFO: push the address; past kMaxFreedRemembered entries, forget the
+        // oldest (its address, even if it was freed again since: that is the rule).
+        // A ring of kMaxFreedRemembered + 1 slots in fixed-size chunks, allocated as it
+        // fills (like the deque it replaces: no copying, no doubling overshoot).
+        constexpr size_t kSlots = kMaxFreedRemembered + 1;
+        auto slot = [this](size_t i) -> uint64_t& {
+            return freed_order_[i / kFreedChunk][i % kFreedChunk];
+        };
+        if (freed_count_ < kSlots) {
+            if (freed_count_ % kFreedChunk == 0) {
+                freed_order_.emplace_back(new uint64_t[kFreedChunk]);
+            }
+            slot(freed_count_++) = address;
+            if (freed_count_ == kSlots) {
+                freed_.erase(slot(0));
+                freed_head_ = 1;
+            }
+        } else {
+            // Full: kMaxFreedRemembered entries from freed_head_; the free slot is the
+            // one before it.
+            slot((freed_head_ + kMaxFreedRemembered) % kSlots) = address;
+            freed_.erase(slot(freed_head_));
+            freed_head_ = (freed_head_ + 1) % kSlots;
         }
     }
 }
@@ -179,7 +258,7 @@ bool Lifetimes::onEvent(const Event& e) {
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
             if (!old->second.host_located) {
-                live_by_device_[old->second.device] -= old->second.size;
+                liveOn(old->second.device) -= old->second.size;
             }
             handles_.erase(old);
         }
@@ -190,10 +269,11 @@ bool Lifetimes::onEvent(const Event& e) {
         h.device = e.device;
         h.host_located = (e.flags & format::kFlagHostLocated) != 0;
         h.api = e.api;
-        handles_[e.handle] = h;
-        accounting_.add(charge(h), e.time_ns);
+        PhysicalHandle& held = handles_[e.handle];
+        held = h;
+        held.site = accounting_.add(charge(h), e.time_ns);
         if (!h.host_located) {
-            live_by_device_[h.device] += h.size;
+            liveOn(h.device) += h.size;
         }
         ++counters_.allocations;
         ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
@@ -277,6 +357,50 @@ bool Lifetimes::onEvent(const Event& e) {
     return false;
 }
 
+// Inserts `a` into pointers_, first ending (as implicit ends) the live allocations it
+// overlaps. Returns where the stored copy keeps its site index.
+uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
+    const uint64_t end = a.address + std::max<uint64_t>(a.extent, 1);
+    // Reuse of the node freed last, at the same address: the live set is the tree without
+    // that node, whose predecessor ends before this address (live pointers are disjoint),
+    // so only the next node can overlap; when it does not, this is exactly the insertion
+    // below with nothing to end.
+    if (pending_free_ && pending_free_it_->first == a.address) {
+        // The freed allocation's own range was clear of the next node (when its end did
+        // not wrap around): no need to find the next node when the new one is no longer.
+        const uint64_t freed_extent = pending_free_it_->second.extent;
+        const bool fits =
+            a.extent <= freed_extent && a.address + std::max<uint64_t>(freed_extent, 1) > a.address;
+        auto next = fits ? pointers_.end() : std::next(pending_free_it_);
+        if (fits || next == pointers_.end() || next->first >= end) {
+            pending_free_ = false;
+            pending_free_it_->second = a;
+            return &pending_free_it_->second.site;
+        }
+    }
+    settlePendingFreeNow();
+    // A live allocation overlapping the new one must have been freed unseen (dropped
+    // events): end it quietly rather than count it twice.
+    auto it = pointersUpperBound(a.address);
+    if (it != pointers_.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > a.address) {
+            it = prev;
+        }
+    }
+    while (it != pointers_.end() && it->first < end) {
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        accounting_.remove(charge(it->second), time_ns);
+        if (it->second.kind != Kind::HostPinned) {
+            liveOn(it->second.device) -= it->second.size;
+        }
+        it = erasePointer(it);
+    }
+    // `it` is now the upper bound of a.address: every key before it is below.
+    return &insertPointer(it, a)->second.site;
+}
+
 void Lifetimes::addAllocation(const Event& e) {
     if (e.address == 0) {
         return; // a zero-byte request answered with NULL: nothing is held
@@ -296,47 +420,32 @@ void Lifetimes::addAllocation(const Event& e) {
     if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
         context_device_[e.context] = e.device;
     }
+    uint32_t* site = nullptr; // where the stored allocation keeps its site index
     if (a.kind == Kind::Array) {
         auto old = arrays_.find(a.address);
         if (old != arrays_.end()) {
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
-            live_by_device_[old->second.device] -= old->second.size;
+            liveOn(old->second.device) -= old->second.size;
         }
-        arrays_[a.address] = a;
+        Allocation& held = arrays_[a.address];
+        held = a;
+        site = &held.site;
     } else {
-        // A live allocation overlapping the new one must have been freed unseen (dropped
-        // events): end it quietly rather than count it twice.
-        auto it = pointers_.upper_bound(a.address);
-        if (it != pointers_.begin()) {
-            auto prev = std::prev(it);
-            if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > a.address) {
-                it = prev;
-            }
-        }
-        while (it != pointers_.end() && it->first < a.address + std::max<uint64_t>(a.extent, 1)) {
-            accounting_.settle();
-            ++counters_.implicit_ends;
-            accounting_.remove(charge(it->second), e.time_ns);
-            if (it->second.kind != Kind::HostPinned) {
-                live_by_device_[it->second.device] -= it->second.size;
-            }
-            it = pointers_.erase(it);
-        }
-        pointers_[a.address] = a;
+        site = placePointer(a, e.time_ns);
     }
     freed_.erase(a.address);
-    accounting_.add(charge(a), e.time_ns);
+    *site = accounting_.add(charge(a), e.time_ns);
     if (a.kind != Kind::HostPinned) {
-        live_by_device_[a.device] += a.size;
+        liveOn(a.device) += a.size;
     }
 }
 
 void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
     if (a.kind != Kind::HostPinned) {
-        live_by_device_[a.device] -= a.size;
+        liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
         leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device);
@@ -351,7 +460,7 @@ void Lifetimes::endHandle(uint64_t handle, uint64_t time_ns) {
     }
     accounting_.remove(charge(it->second), time_ns);
     if (!it->second.host_located) {
-        live_by_device_[it->second.device] -= it->second.size;
+        liveOn(it->second.device) -= it->second.size;
     }
     handles_.erase(it);
 }
@@ -364,17 +473,20 @@ void Lifetimes::onFree(const Event& e) {
     const bool array_call =
         isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
     const Allocation* found = nullptr;
+    PointerMap::iterator* found_pointer = nullptr;
     bool in_arrays = false;
     if (array_call) {
         if (auto it = arrays_.find(e.address); it != arrays_.end()) {
             found = &it->second;
             in_arrays = true;
-        } else if (auto p = pointers_.find(e.address); p != pointers_.end()) {
-            found = &p->second;
+        } else if (auto* p = findPointer(e.address)) {
+            found = &(*p)->second;
+            found_pointer = p;
         }
     } else {
-        if (auto p = pointers_.find(e.address); p != pointers_.end()) {
-            found = &p->second;
+        if (auto* p = findPointer(e.address)) {
+            found = &(*p)->second;
+            found_pointer = p;
         } else if (auto it = arrays_.find(e.address); it != arrays_.end()) {
             found = &it->second;
             in_arrays = true;
@@ -382,16 +494,16 @@ void Lifetimes::onFree(const Event& e) {
     }
 
     if (!found) {
-        auto f = freed_.find(e.address);
-        if (f == freed_.end()) {
+        const Freed* f = freed_.find(e.address);
+        if (!f) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
                   "free of an address that was never allocated");
-        } else if (f->second.by_teardown) {
-            error(ErrorType::InvalidFree, e, f->second.allocation_stack, f->second.api,
+        } else if (f->by_teardown) {
+            error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
                   "free of an allocation that a device reset or context destroy already "
                   "released");
         } else {
-            error(ErrorType::DoubleFree, e, f->second.allocation_stack, f->second.api,
+            error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
                   "free of an address that was already freed");
         }
         return;
@@ -411,7 +523,11 @@ void Lifetimes::onFree(const Event& e) {
     if (in_arrays) {
         arrays_.erase(a.address);
     } else {
-        pointers_.erase(a.address);
+        // Logically erased now; the node waits for a reuse (see settlePendingFree).
+        PointerMap::iterator node = *found_pointer; // before settling moves the index
+        settlePendingFreeNow();
+        pending_free_ = true;
+        pending_free_it_ = node;
     }
     endAllocation(a, e.time_ns, false);
 }
@@ -438,10 +554,11 @@ void Lifetimes::onTeardown(const Event& e) {
                ctx->second == e.device;
     };
     std::vector<Allocation> ended;
+    settlePendingFreeNow();
     for (auto it = pointers_.begin(); it != pointers_.end();) {
         if (owned(it->second)) {
             ended.push_back(it->second);
-            it = pointers_.erase(it);
+            it = erasePointer(it);
         } else {
             ++it;
         }
@@ -463,6 +580,7 @@ void Lifetimes::onTeardown(const Event& e) {
 }
 
 void Lifetimes::finish() {
+    settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
         leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
     }

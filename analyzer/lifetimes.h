@@ -6,13 +6,14 @@
 // mismatched frees. Live bytes are charged to the shared LiveAccounting.
 #pragma once
 
+#include "flat_map.h"
 #include "live_accounting.h"
 
 #include <gpumemtrace/trace_format.h>
 
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -30,6 +31,7 @@ struct Allocation {
     int device = -1;
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
+    uint32_t site = kNoSite; // LiveAccounting's counter for (process, stack)
 };
 
 struct Reservation {
@@ -46,6 +48,7 @@ struct PhysicalHandle {
     bool released = false;
     uint32_t mappings = 0;
     format::Api api = format::Api::Unknown;
+    uint32_t site = kNoSite;
 };
 
 struct Mapping {
@@ -101,11 +104,16 @@ class Lifetimes {
     // Everything still live becomes a leak; call once, at the end.
     void finish();
 
-    const std::map<uint64_t, Allocation>& pointers() const { return pointers_; }
+    const std::map<uint64_t, Allocation>& pointers() const {
+        settlePendingFree();
+        return pointers_;
+    }
     const std::map<uint64_t, Reservation>& reservations() const { return reservations_; }
     const std::map<uint64_t, Mapping>& mappings() const { return mappings_; }
     const std::unordered_map<uint64_t, PhysicalHandle>& handles() const { return handles_; }
-    size_t liveCount() const { return pointers_.size() + arrays_.size() + handles_.size(); }
+    size_t liveCount() const {
+        return pointers_.size() - (pending_free_ ? 1 : 0) + arrays_.size() + handles_.size();
+    }
     uint64_t liveDeviceBytes(int device) const;
 
     const std::map<LeakKey, LeakGroup>& leaks() const { return leaks_; }
@@ -126,21 +134,58 @@ class Lifetimes {
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
     void endHandle(uint64_t handle, uint64_t time_ns);
     void onTeardown(const format::Event& e);
-    void rememberFreed(uint64_t address, const Freed& f);
+    void rememberFreed(uint64_t address, Freed f);
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
                std::string detail);
     void leak(const LeakKey& key, uint64_t bytes, int device);
+    uint64_t& liveOn(int device);
+
+    // pointers_ with an address index and recycled nodes: a free finds its allocation
+    // without walking the tree, and an allocation placed where the last free left a gap
+    // (the common free/alloc reuse) needs no search for its neighbours.
+    using PointerMap = std::map<uint64_t, Allocation>;
+    PointerMap::iterator pointersUpperBound(uint64_t address);
+    PointerMap::iterator insertPointer(PointerMap::iterator hint, const Allocation& a);
+    PointerMap::iterator erasePointer(PointerMap::iterator it);
+    uint32_t* placePointer(const Allocation& a, uint64_t time_ns);
+    // The live pointer allocation at `address`, or null.
+    PointerMap::iterator* findPointer(uint64_t address);
+    // A freed pointer allocation's node stays in the tree, marked, until the next change
+    // to the tree: an allocation at the same address that fits before the next node
+    // reuses it in place (no erase, no insert, no rebalancing). Everything that reads or
+    // changes pointers_ settles it first; logically it is gone from the moment of the free.
+    void settlePendingFree() const { const_cast<Lifetimes*>(this)->settlePendingFreeNow(); }
+    void settlePendingFreeNow() {
+        if (pending_free_) {
+            pending_free_ = false;
+            erasePointer(pending_free_it_);
+        }
+    }
 
     uint32_t process_;
     LiveAccounting& accounting_;
     size_t max_errors_;
-    std::map<uint64_t, Allocation> pointers_;
+    PointerMap pointers_;
+    FlatMap<PointerMap::iterator> pointer_index_; // address -> its node in pointers_
+    std::vector<PointerMap::node_type> spare_nodes_;
+    uint64_t pointers_version_ = 0; // bumped by every insertion and erasure
+    uint64_t hint_version_ = ~uint64_t{0};
+    PointerMap::iterator hint_; // upper bound of the last erased address, while unchanged
+    bool pending_free_ = false;
+    PointerMap::iterator pending_free_it_;
+    int live_device_ = 0;
+    uint64_t* live_device_bytes_ = nullptr; // live_by_device_[live_device_] (nodes are stable)
     std::unordered_map<uint64_t, Allocation> arrays_;
     std::map<uint64_t, Reservation> reservations_;
     std::unordered_map<uint64_t, PhysicalHandle> handles_;
     std::map<uint64_t, Mapping> mappings_;
-    std::unordered_map<uint64_t, Freed> freed_;
-    std::deque<uint64_t> freed_order_; // bounds freed_: oldest forgotten first
+    FlatMap<Freed> freed_;
+    // Bounds freed_: addresses in insertion order, oldest forgotten first (see
+    // rememberFreed).
+    static constexpr size_t kFreedChunk = 4096;
+    std::vector<std::unique_ptr<uint64_t[]>> freed_order_;
+    size_t freed_count_ = 0; // slots filled, until the ring is full
+    size_t freed_head_ = 0;
     std::unordered_set<uint64_t> user_contexts_;
     std::unordered_map<uint64_t, int> context_device_; // learned primary contexts
     std::unordered_map<int, uint64_t> live_by_device_;

@@ -4,14 +4,39 @@ namespace gmt::analyzer {
 
 LiveAccounting::LiveAccounting(size_t timeline_points) : timeline_points_(timeline_points) {}
 
-LiveAccounting::Site& LiveAccounting::site(const Charge& c) {
+uint32_t LiveAccounting::siteIndex(const Charge& c) {
+    if (c.site != kNoSite) {
+        return c.site;
+    }
     uint64_t key = (uint64_t{c.process} << 32) | c.stack;
-    Site& s = sites_[key];
+    auto [index, inserted] = site_index_.tryEmplace(key);
+    if (inserted) {
+        *index = static_cast<uint32_t>(sites_.size());
+        sites_.push_back(Site{key, {}, {}, false});
+    }
+    return *index;
+}
+
+LiveAccounting::Site& LiveAccounting::touch(uint32_t index) {
+    Site& s = sites_[index];
     if (!s.dirty) {
         s.dirty = true;
-        dirty_.push_back(key);
+        dirty_.push_back(index);
     }
     return s;
+}
+
+LiveAccounting::DeviceSlot& LiveAccounting::deviceSlot(int device) {
+    DeviceSlot& d = device_slot_;
+    if (!d.valid || d.device != device) {
+        d.valid = true;
+        d.device = device;
+        d.live = &device_live_[device];
+        d.timeline = &timelines_.try_emplace(device, timeline_points_).first->second;
+        auto peak = device_peak_.find(device);
+        d.peak = peak == device_peak_.end() ? nullptr : &peak->second;
+    }
+    return d;
 }
 
 uint64_t LiveAccounting::deviceLive(int device) const {
@@ -19,7 +44,7 @@ uint64_t LiveAccounting::deviceLive(int device) const {
     return it == device_live_.end() ? 0 : it->second;
 }
 
-void LiveAccounting::add(const Charge& c, uint64_t time_ns) {
+uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     size_t k = index(c.kind);
     if (c.resident || c.kind == format::Kind::HostPinned) {
         kind_live_[k] += c.bytes;
@@ -28,23 +53,29 @@ void LiveAccounting::add(const Charge& c, uint64_t time_ns) {
         }
     }
     if (!c.resident) {
-        return;
+        return kNoSite;
     }
-    Site& s = site(c);
+    const uint32_t site = siteIndex(c);
+    Site& s = touch(site);
     s.now.bytes += c.bytes;
     s.now.allocations += 1;
-    uint64_t& dev = device_live_[c.device];
+    DeviceSlot& d = deviceSlot(c.device);
+    uint64_t& dev = *d.live;
     dev += c.bytes;
-    PeakPoint& dp = device_peak_[c.device];
+    if (!d.peak) {
+        d.peak = &device_peak_[c.device];
+    }
+    PeakPoint& dp = *d.peak;
     if (dev > dp.bytes) {
         dp = {dev, time_ns};
     }
-    timelines_.try_emplace(c.device, timeline_points_).first->second.record(time_ns, dev);
+    d.timeline->record(time_ns, dev);
     total_ += c.bytes;
     if (total_ > peak_.bytes) {
         peak_ = {total_, time_ns};
         pending_ = true;
     }
+    return site;
 }
 
 void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
@@ -56,12 +87,13 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
         return;
     }
     settle();
-    Site& s = site(c);
+    Site& s = touch(siteIndex(c));
     s.now.bytes -= std::min(s.now.bytes, c.bytes);
     s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
-    uint64_t& dev = device_live_[c.device];
+    DeviceSlot& d = deviceSlot(c.device);
+    uint64_t& dev = *d.live;
     dev -= std::min(dev, c.bytes);
-    timelines_.try_emplace(c.device, timeline_points_).first->second.record(time_ns, dev);
+    d.timeline->record(time_ns, dev);
     total_ -= std::min(total_, c.bytes);
 }
 
@@ -72,8 +104,8 @@ void LiveAccounting::settle() {
 }
 
 void LiveAccounting::snapshot() {
-    for (uint64_t key : dirty_) {
-        Site& s = sites_[key];
+    for (uint32_t index : dirty_) {
+        Site& s = sites_[index];
         s.at_peak = s.now;
         s.dirty = false;
     }
@@ -86,9 +118,9 @@ void LiveAccounting::snapshot() {
 
 std::vector<std::pair<uint64_t, SiteLive>> LiveAccounting::peakSites() const {
     std::vector<std::pair<uint64_t, SiteLive>> out;
-    for (const auto& [key, s] : sites_) {
+    for (const Site& s : sites_) {
         if (s.at_peak.bytes > 0) {
-            out.emplace_back(key, s.at_peak);
+            out.emplace_back(s.key, s.at_peak);
         }
     }
     return out;

@@ -7,6 +7,7 @@
 // being the peak's. Cost is O(1) amortised per event however often the peak moves.
 #pragma once
 
+#include "flat_map.h"
 #include "timeline.h"
 
 #include <gpumemtrace/trace_format.h>
@@ -28,7 +29,11 @@ struct Charge {
     format::Kind kind = format::Kind::None;
     bool resident = true; // device memory (not pinned host, not a host-located VMM handle)
     uint64_t bytes = 0;
+    // The (process, stack) counter's index when the caller knows it (what add() returned
+    // for this allocation); kNoSite: look it up.
+    uint32_t site = UINT32_MAX;
 };
+inline constexpr uint32_t kNoSite = UINT32_MAX;
 
 struct SiteLive {
     uint64_t bytes = 0;
@@ -46,7 +51,9 @@ class LiveAccounting {
   public:
     explicit LiveAccounting(size_t timeline_points);
 
-    void add(const Charge& c, uint64_t time_ns);
+    // add returns the index of the allocation's site counter (kNoSite when it is not
+    // resident), to pass back in Charge::site when it is removed.
+    uint32_t add(const Charge& c, uint64_t time_ns);
     void remove(const Charge& c, uint64_t time_ns);
     // Takes the pending peak snapshot, if any (call at the end of the analysis).
     void settle();
@@ -67,15 +74,26 @@ class LiveAccounting {
 
   private:
     struct Site {
+        uint64_t key = 0; // process << 32 | stack
         SiteLive now;
         SiteLive at_peak;
         bool dirty = false;
+    };
+    // The per-device counters of the device last charged (std::map nodes do not move).
+    struct DeviceSlot {
+        int device = 0;
+        bool valid = false;
+        uint64_t* live = nullptr;
+        PeakPoint* peak = nullptr; // created by add() only, as device_peak_[] was
+        Timeline* timeline = nullptr;
     };
     static size_t index(format::Kind k) {
         auto i = static_cast<size_t>(k);
         return i < kKindCount ? i : 0;
     }
-    Site& site(const Charge& c);
+    uint32_t siteIndex(const Charge& c);
+    Site& touch(uint32_t index);
+    DeviceSlot& deviceSlot(int device);
     void snapshot();
 
     size_t timeline_points_;
@@ -86,8 +104,10 @@ class LiveAccounting {
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};
     std::array<PeakPoint, kKindCount> kind_peak_{};
-    std::unordered_map<uint64_t, Site> sites_;
-    std::vector<uint64_t> dirty_;
+    FlatMap<uint32_t> site_index_; // key -> index in sites_
+    std::vector<Site> sites_;
+    std::vector<uint32_t> dirty_;
+    DeviceSlot device_slot_;
     std::map<int, Timeline> timelines_;
     std::function<void(const PeakPoint&)> on_snapshot_;
 };

@@ -17,6 +17,7 @@ void Timeline::halve() {
     }
     buckets_ = std::move(merged);
     width_ *= 2;
+    ++width_shift_;
 }
 
 void Timeline::record(uint64_t time_ns, uint64_t bytes) {
@@ -26,10 +27,13 @@ void Timeline::record(uint64_t time_ns, uint64_t bytes) {
     }
     // Threads stamp their own calls, so a slightly older time can follow a newer one.
     uint64_t offset = time_ns > origin_ ? time_ns - origin_ : 0;
-    while (offset / width_ >= max_points_ && width_ <= UINT64_MAX / 2) {
+    // width_ is a power of two, so offset / width_ is a shift.
+    uint64_t slot = offset >> width_shift_;
+    while (slot >= max_points_ && width_ <= UINT64_MAX / 2) {
         halve();
+        slot = offset >> width_shift_;
     }
-    size_t index = static_cast<size_t>(std::min<uint64_t>(offset / width_, max_points_ - 1));
+    size_t index = static_cast<size_t>(std::min<uint64_t>(slot, max_points_ - 1));
     if (index >= buckets_.size()) {
         buckets_.resize(index + 1);
     }

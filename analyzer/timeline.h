@@ -31,7 +31,8 @@ class Timeline {
     size_t max_points_;
     bool started_ = false;
     uint64_t origin_ = 0;
-    uint64_t width_ = 1; // ns per bucket
+    uint64_t width_ = 1;       // ns per bucket: always a power of two
+    unsigned width_shift_ = 0; // log2(width_)
     std::vector<Bucket> buckets_;
 };
 

@@ -97,6 +97,24 @@ void TraceReader::stop(uint64_t offset, std::string reason) {
     frame_reader_.reset();
 }
 
+// Points at `n` bytes of the file at `offset` (`got` of them, fewer only at the end of
+// the file), reading ahead in large chunks.
+const uint8_t* TraceReader::fetch(uint64_t offset, size_t n, size_t& got) {
+    constexpr size_t kReadAhead = 1u << 20;
+    if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_size_) {
+        got = n;
+        return buf_.data() + (offset - buf_offset_);
+    }
+    const size_t want = std::max(n, kReadAhead);
+    if (buf_.size() < want) {
+        buf_.resize(want);
+    }
+    buf_offset_ = offset;
+    buf_size_ = file_.read(offset, buf_.data(), want);
+    got = std::min(n, buf_size_);
+    return buf_.data();
+}
+
 // Loads the frame at pos_. False when the log ends here (cleanly or not).
 bool TraceReader::loadFrame() {
     const uint64_t size = file_.size();
@@ -105,7 +123,9 @@ bool TraceReader::loadFrame() {
         return false;
     }
     FrameHeader h{};
-    size_t got = file_.read(pos_, &h, sizeof h);
+    size_t got = 0;
+    const uint8_t* head = fetch(pos_, sizeof h, got);
+    std::memcpy(&h, head, got);
     if (got < sizeof h) {
         if (!allZero(&h, got)) {
             stop(pos_, "torn frame header (file ends after " + std::to_string(got) + " bytes)");
@@ -128,24 +148,26 @@ bool TraceReader::loadFrame() {
                        " payload bytes announced, file ends first)");
         return false;
     }
-    payload_.resize(h.payload_size);
-    if (file_.read(pos_ + sizeof h, payload_.data(), h.payload_size) != h.payload_size) {
+    const uint8_t* payload = fetch(pos_ + sizeof h, h.payload_size, got);
+    if (got != h.payload_size) {
         stop(pos_, "torn frame (short read)");
         return false;
     }
-    if (format::frameChecksum(h, payload_.data()) != h.checksum) {
+    if (format::frameChecksum(h, payload) != h.checksum) {
         stop(pos_, "frame checksum mismatch");
         return false;
     }
     frame_ = h;
     frame_offset_ = pos_;
     frame_records_ = 0;
-    frame_reader_.emplace(std::span<const uint8_t>(payload_.data(), payload_.size()));
+    payload_ = payload;
+    payload_size_ = h.payload_size;
+    frame_reader_.emplace(std::span<const uint8_t>(payload_, payload_size_));
     pos_ += sizeof h + h.payload_size;
     return true;
 }
 
-void TraceReader::noteRecord(const Record& r) {
+inline void TraceReader::noteRecord(const Record& r) {
     last_was_trailer_ = r.tag == format::RecordTag::Trailer;
     if (r.tag == format::RecordTag::Event) {
         ++status_.events;
@@ -182,7 +204,7 @@ bool TraceReader::next(Record& out) {
             continue;
         }
         uint64_t record_offset =
-            frame_offset_ + sizeof(FrameHeader) + (payload_.size() - r.remaining());
+            frame_offset_ + sizeof(FrameHeader) + (payload_size_ - r.remaining());
         out.from_ring = false;
         DecodeStatus s = decodeRecord(r, out, prev_);
         ++frame_records_;

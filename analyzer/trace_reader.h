@@ -46,6 +46,7 @@ class TraceReader {
 
   private:
     bool loadFrame();
+    const uint8_t* fetch(uint64_t offset, size_t n, size_t& got);
     void stop(uint64_t offset, std::string reason);
     void noteRecord(const Record& r);
 
@@ -57,7 +58,14 @@ class TraceReader {
     uint64_t pos_ = 0; // next frame's offset
     uint64_t frame_offset_ = 0;
     format::FrameHeader frame_{};
-    std::vector<uint8_t> payload_;
+    // Read-ahead: file bytes [buf_offset_, buf_offset_ + buf_size_) in buf_, so that a
+    // frame takes no read of its own (frames are ~56 KiB; one read brings many). The
+    // current frame's payload points into it.
+    std::vector<uint8_t> buf_;
+    uint64_t buf_offset_ = 0;
+    size_t buf_size_ = 0;
+    const uint8_t* payload_ = nullptr;
+    size_t payload_size_ = 0;
     std::optional<format::ByteReader> frame_reader_;
     uint32_t frame_records_ = 0;
     uint64_t end_seq_ = 0; // of the last valid frame

@@ -311,14 +311,20 @@ GMT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*
 GMT_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     return traceRelease<CUresult>(
         Op::Teardown, Api::cuDevicePrimaryCtxReset_v2, Kind::None,
-        [&] { return callReal(driverReal().cuDevicePrimaryCtxReset_v2, dev); },
+        [&] {
+            forgetContexts();
+            return callReal(driverReal().cuDevicePrimaryCtxReset_v2, dev);
+        },
         [&](Event& e) { e.device = static_cast<int16_t>(dev); });
 }
 
 GMT_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
     return traceRelease<CUresult>(
         Op::Teardown, Api::cuCtxDestroy_v2, Kind::None,
-        [&] { return callReal(driverReal().cuCtxDestroy_v2, ctx); },
+        [&] {
+            forgetContexts();
+            return callReal(driverReal().cuCtxDestroy_v2, ctx);
+        },
         [&](Event& e) { e.context = u64(ctx); });
 }
 

@@ -8,6 +8,7 @@
 
 #include <gpumemtrace/trace_format.h>
 
+#include <atomic>
 #include <cerrno>
 #include <utility>
 
@@ -33,19 +34,43 @@ class ErrnoGuard {
     int saved_;
 };
 
+// Bumped by every call that can end or create a context, so a context handle cached by a
+// thread is never trusted across a teardown that might recycle its address.
+inline std::atomic<uint64_t> g_context_generation{1};
+
+struct CurrentDeviceCache {
+    uint64_t generation;
+    CUcontext context;
+    int16_t device;
+};
+inline thread_local CurrentDeviceCache t_device_cache __attribute__((tls_model("initial-exec")));
+
 // Device ordinal and context of the calling thread, cheaply, through the driver itself
-// (never through the runtime, whose last-error state the program may be watching).
+// (never through the runtime, whose last-error state the program may be watching). The
+// device of a context never changes, so it is asked once per context and thread.
 inline void fillCurrentDevice(Event& e, bool with_context) {
     const RealFunctions& cu = driverReal();
+    CUcontext ctx = nullptr;
+    if (!cu.cuCtxGetCurrent || cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
+        return;
+    }
+    if (with_context) {
+        e.context = reinterpret_cast<uint64_t>(ctx);
+    }
+    CurrentDeviceCache& cache = t_device_cache;
+    uint64_t generation = g_context_generation.load(std::memory_order_acquire);
+    if (cache.generation == generation && cache.context == ctx) {
+        e.device = cache.device;
+        return;
+    }
     CUdevice dev;
     if (cu.cuCtxGetDevice && cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
         e.device = static_cast<int16_t>(dev);
-    }
-    CUcontext ctx;
-    if (with_context && cu.cuCtxGetCurrent && cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS) {
-        e.context = reinterpret_cast<uint64_t>(ctx);
+        cache = {generation, ctx, e.device};
     }
 }
+
+inline void forgetContexts() { g_context_generation.fetch_add(1, std::memory_order_acq_rel); }
 
 // On out-of-memory, what the driver said was free right then: the first question a user
 // asks about a failed allocation.

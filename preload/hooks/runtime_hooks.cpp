@@ -213,7 +213,10 @@ GMT_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t array) {
 GMT_EXPORT cudaError_t cudaDeviceReset() {
     return traceRelease<cudaError_t>(
         Op::Teardown, Api::cudaDeviceReset, Kind::None,
-        [&] { return callReal(runtimeReal().cudaDeviceReset); },
+        [&] {
+            forgetContexts();
+            return callReal(runtimeReal().cudaDeviceReset);
+        },
         [&](Event& e) {
             fillCurrentDevice(e, false);
             if (e.device < 0) {

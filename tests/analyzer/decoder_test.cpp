@@ -1,0 +1,140 @@
+// The analyzer's event decode fast path (analyzer/record_decoder.cpp) against the format's
+// reference decoder (format::decodeEventBody): same status, same event, same coder state,
+// on well-formed records and on arbitrary bytes.
+#include "flat_map.h"
+#include "record_decoder.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+using namespace gmt;
+
+namespace {
+
+bool sameEvent(const format::Event& a, const format::Event& b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool sameCoder(const format::EventCoder& a, const format::EventCoder& b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// Decodes `body` as an event record both ways and checks they agree.
+void checkBody(const std::vector<uint8_t>& body, format::EventCoder& fast,
+               format::EventCoder& reference) {
+    std::vector<uint8_t> record;
+    uint8_t tmp[16];
+    format::ByteWriter w(tmp, sizeof tmp);
+    w.varint(body.size());
+    record.push_back(static_cast<uint8_t>(format::RecordTag::Event));
+    record.insert(record.end(), tmp, tmp + w.size());
+    record.insert(record.end(), body.begin(), body.end());
+
+    format::ByteReader r(record);
+    analyzer::Record out;
+    const auto status = analyzer::decodeRecord(r, out, fast);
+
+    format::ByteReader rb(body);
+    format::Event expected;
+    const bool ok = format::decodeEventBody(rb, expected, reference);
+
+    REQUIRE((status == analyzer::DecodeStatus::Ok) == ok);
+    if (ok) {
+        REQUIRE(out.tag == format::RecordTag::Event);
+        REQUIRE(sameEvent(out.event, expected));
+    }
+    REQUIRE(sameCoder(fast, reference));
+}
+
+} // namespace
+
+TEST_CASE("the fast event decoder matches the reference on encoded events") {
+    std::mt19937_64 rng(12345);
+    format::EventCoder writer{}, fast{}, reference{};
+    for (int i = 0; i < 200000; ++i) {
+        format::Event e;
+        e.op = static_cast<format::Op>(1 + rng() % 13);
+        // Mostly small changes, sometimes extreme values in every field.
+        auto value = [&](uint64_t small) { return rng() % 8 == 0 ? rng() : rng() % small; };
+        e.time_ns = value(1u << 30);
+        e.address = value(1ull << 47);
+        e.size = value(1u << 24);
+        e.actual_size = value(4);
+        e.handle = value(4);
+        e.stream = value(4);
+        e.context = value(4);
+        e.offset = value(4);
+        e.device_free = value(4);
+        e.device_total = value(4);
+        e.flags = static_cast<uint32_t>(value(4));
+        e.stack_id = static_cast<uint32_t>(value(8));
+        e.tid = static_cast<uint32_t>(value(4));
+        e.result = static_cast<int32_t>(value(3));
+        e.device = static_cast<int16_t>(value(3)) - 1;
+        e.api = static_cast<format::Api>(value(90));
+        e.kind = static_cast<format::Kind>(value(7));
+        uint8_t buf[256];
+        format::ByteWriter w(buf, sizeof buf);
+        format::encodeEventBody(w, e, writer);
+        REQUIRE(w.ok());
+        checkBody(std::vector<uint8_t>(buf, buf + w.size()), fast, reference);
+        REQUIRE(sameEvent(fast.prev[static_cast<uint8_t>(e.op)], e));
+    }
+}
+
+TEST_CASE("the fast event decoder matches the reference on arbitrary bytes") {
+    std::mt19937_64 rng(777);
+    format::EventCoder fast{}, reference{};
+    for (int i = 0; i < 200000; ++i) {
+        std::vector<uint8_t> body(rng() % 40);
+        for (auto& b : body) {
+            // Bias towards continuation bytes and small op/mask values.
+            b = static_cast<uint8_t>(rng() % 3 == 0 ? 0x80 | rng() : rng() % 20);
+        }
+        if (!body.empty() && rng() % 2) {
+            body[0] = static_cast<uint8_t>(1 + rng() % 15);
+        }
+        checkBody(body, fast, reference);
+    }
+}
+
+TEST_CASE("FlatMap behaves as a map under random insertions and erasures") {
+    std::mt19937_64 rng(99);
+    analyzer::FlatMap<uint64_t> m;
+    std::unordered_map<uint64_t, uint64_t> ref;
+    for (int i = 0; i < 300000; ++i) {
+        // A small key space (with the all-ones key) so that probe runs collide.
+        uint64_t key = rng() % 7 == 0 ? ~uint64_t{0} : (rng() % 5000) * 4096;
+        switch (rng() % 3) {
+        case 0: {
+            auto [v, inserted] = m.tryEmplace(key);
+            REQUIRE(inserted == !ref.contains(key));
+            *v = i;
+            ref[key] = i;
+            break;
+        }
+        case 1:
+            REQUIRE(m.erase(key) == (ref.erase(key) == 1));
+            break;
+        default: {
+            const uint64_t* v = m.find(key);
+            auto it = ref.find(key);
+            REQUIRE((v != nullptr) == (it != ref.end()));
+            if (v) {
+                REQUIRE(*v == it->second);
+            }
+        }
+        }
+        REQUIRE(m.size() == ref.size());
+    }
+    size_t seen = 0;
+    m.forEach([&](uint64_t key, uint64_t v) {
+        ++seen;
+        REQUIRE(ref.at(key) == v);
+    });
+    REQUIRE(seen == ref.size());
+}
