@@ -325,10 +325,9 @@ def median_time(env, name, cmd, env_vars, runs):
             return None, p
         # The loop programs time their own loop (JSON on stdout), leaving out process start
         # and CUDA initialization; anything else is timed whole.
-        try:
-            dt = json.loads(p.stdout.strip().splitlines()[-1])["ns_per_pair"] * 1e-9
-        except (ValueError, KeyError, IndexError):
-            pass
+        for line in p.stdout.splitlines():
+            if line.startswith('{"mode"'):
+                dt = json.loads(line)["ns_per_pair"] * 1e-9
         times.append(dt)
     return statistics.median(times), None
 
@@ -355,6 +354,9 @@ def check_overhead(env, runs):
                 parts.append(f"{k} {v * 1e9:.0f} ns ({v / plain:.2f}x, "
                              f"{(v - plain) / 2 * 1e9:+.0f} ns per event)")
         row(f"overhead {mode} loop ({pairs} pairs, median of {runs})", None, "; ".join(parts))
+
+
+def check_torch_overhead(env, runs):
     # PyTorch without its cache: every tensor is a cudaMalloc/cudaFree (with the device
     # synchronization cudaFree implies). Runs alternate plain/traced; the figure is the median
     # of the per-round ratios, since run-to-run noise here is several percent.
@@ -389,7 +391,8 @@ def main():
     env = Env(args.build, args.out)
     groups = {"routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
-              "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs)}
+              "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
+              "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
     wanted = [g for g in args.only.split(",") if g] or list(groups)
     for g in wanted:
         try:
