@@ -70,8 +70,8 @@ uint64_t arrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned int levels) {
     if ((desc.Flags & CUDA_ARRAY3D_CUBEMAP) && !(desc.Flags & CUDA_ARRAY3D_LAYERED)) {
         depth = 6; // a cubemap is six faces even when Depth says 6 or is left 0
     }
-    return levelsBytes(elementBytes(desc.Format, desc.NumChannels), desc.Width, desc.Height,
-                       depth, levels, layered);
+    return levelsBytes(elementBytes(desc.Format, desc.NumChannels), desc.Width, desc.Height, depth,
+                       levels, layered);
 }
 
 uint64_t arrayBytes(const cudaChannelFormatDesc& desc, cudaExtent extent, unsigned int levels) {

@@ -70,7 +70,9 @@ inline void fillCurrentDevice(Event& e, bool with_context) {
     }
 }
 
-inline void forgetContexts() { g_context_generation.fetch_add(1, std::memory_order_acq_rel); }
+inline void forgetContexts() {
+    g_context_generation.fetch_add(1, std::memory_order_acq_rel);
+}
 
 // On out-of-memory, what the driver said was free right then: the first question a user
 // asks about a failed allocation.

@@ -5,7 +5,7 @@ GMT_PACKAGES=(
     build-essential cmake pkg-config
     libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
     libdw-dev libelf-dev libbenchmark-dev
-    clang libclang-rt-14-dev python3
+    clang clang-format libclang-rt-14-dev python3 git libxml2-utils
 )
 
 gmt_install_deps() {

@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
         }
     }
     cudaStreamSynchronize(s);
-    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("{\"mode\":\"%s\",\"pairs\":%ld,\"ns_per_pair\":%.1f}\n", async ? "async" : "sync", pairs,
-                ns / pairs);
+    double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("{\"mode\":\"%s\",\"pairs\":%ld,\"ns_per_pair\":%.1f}\n", async ? "async" : "sync",
+                pairs, ns / pairs);
     return 0;
 }

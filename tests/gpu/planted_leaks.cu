@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            std::printf("%s: %s\n", #call, cudaGetErrorString(e_));                        \
-            return 1;                                                                      \
-        }                                                                                  \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            std::printf("%s: %s\n", #call, cudaGetErrorString(e_));                                \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 __global__ void touch(char* p, size_t n) {
@@ -22,10 +22,10 @@ __global__ void touch(char* p, size_t n) {
 
 int main() {
     void *device = nullptr, *managed = nullptr, *host = nullptr, *pooled = nullptr, *tmp = nullptr;
-    CHECK(cudaMalloc(&device, 1234567));                 // leaked: device
-    CHECK(cudaMallocManaged(&managed, 2345678));         // leaked: managed
-    CHECK(cudaMallocHost(&host, 3456789));               // leaked: pinned host
-    CHECK(cudaMallocAsync(&pooled, 4567890, nullptr));   // leaked: stream-ordered
+    CHECK(cudaMalloc(&device, 1234567));               // leaked: device
+    CHECK(cudaMallocManaged(&managed, 2345678));       // leaked: managed
+    CHECK(cudaMallocHost(&host, 3456789));             // leaked: pinned host
+    CHECK(cudaMallocAsync(&pooled, 4567890, nullptr)); // leaked: stream-ordered
     touch<<<(1234567 + 255) / 256, 256>>>(static_cast<char*>(device), 1234567);
     for (int i = 0; i < 10; ++i) {
         CHECK(cudaMalloc(&tmp, 11001 + i));

@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
-#include <set>
-#include <tuple>
 #include <filesystem>
+#include <set>
 #include <sys/stat.h>
+#include <tuple>
 
 using namespace gmt::test;
 using nlohmann::json;
@@ -106,7 +106,8 @@ void checkRuntimeTrace(const DumpedTrace& t, const std::string& program) {
     expectFreeOf(t, expectOne(t, "alloc", 16001, "cudaHostAlloc", "host_pinned"), "cudaFreeHost");
     expectFreeOf(t, expectOne(t, "alloc", 17001, "cudaHostRegister", "host_pinned"),
                  "cudaHostUnregister");
-    expectFreeOf(t, expectOne(t, "alloc", 19 * 11 * 4, "cudaMallocArray", "array"), "cudaFreeArray");
+    expectFreeOf(t, expectOne(t, "alloc", 19 * 11 * 4, "cudaMallocArray", "array"),
+                 "cudaFreeArray");
     expectFreeOf(t, expectOne(t, "alloc", 5 * 7 * 3 * 4, "cudaMalloc3DArray", "array"),
                  "cudaFreeArray");
     expectFreeOf(t, expectOne(t, "alloc", (64 + 16) * 4, "cudaMallocMipmappedArray", "array"),
@@ -292,8 +293,8 @@ TEST_CASE("SIGKILL: every call that returned is in the trace", "[recorder][durab
 }
 
 TEST_CASE("a crash ends the trace and still dies of its signal", "[recorder][durability]") {
-    auto [mode, sig, size] = GENERATE(std::make_tuple("segv", SIGSEGV, 35001),
-                                      std::make_tuple("abort", SIGABRT, 36001));
+    auto [mode, sig, size] =
+        GENERATE(std::make_tuple("segv", SIGSEGV, 35001), std::make_tuple("abort", SIGABRT, 36001));
     Run run = traced({kPrograms + "/lifecycle", mode});
     CHECK(run.result.term_signal == sig);
     DumpedTrace t = only(run);

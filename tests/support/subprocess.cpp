@@ -27,7 +27,8 @@ Spawned spawn(const std::vector<std::string>& argv, const Environment& env) {
     for (char** e = environ; *e; ++e) {
         std::string kv(*e);
         std::string key = kv.substr(0, kv.find('='));
-        bool overridden = std::any_of(env.begin(), env.end(), [&](auto& p) { return p.first == key; });
+        bool overridden =
+            std::any_of(env.begin(), env.end(), [&](auto& p) { return p.first == key; });
         if (!overridden) {
             envs.push_back(kv);
         }

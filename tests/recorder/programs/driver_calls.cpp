@@ -29,14 +29,15 @@ void* resolve(const char* base, const char* exported) {
     static GetProc getProc = reinterpret_cast<GetProc>(dlsym(g_libcuda, "cuGetProcAddress_v2"));
     void* fn = nullptr;
     CUdriverProcAddressQueryResult status{};
-    if (!getProc || getProc(base, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) {
+    if (!getProc ||
+        getProc(base, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) {
         return nullptr;
     }
     return fn;
 }
 
-#define DRIVER_FN(base, exported)                                                          \
-    (g_route == "exported" ? reinterpret_cast<decltype(&::exported)>(&::exported)         \
+#define DRIVER_FN(base, exported)                                                                  \
+    (g_route == "exported" ? reinterpret_cast<decltype(&::exported)>(&::exported)                  \
                            : reinterpret_cast<decltype(&::exported)>(resolve(#base, #exported)))
 
 void check(CUresult r, const char* what) {
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
     check(DRIVER_FN(cuMemFree, cuMemFree_v2)(d), "cuMemFree");
     check(DRIVER_FN(cuMemAllocAsync, cuMemAllocAsync)(&d, 22001, nullptr), "async");
     check(DRIVER_FN(cuMemFreeAsync, cuMemFreeAsync)(d, nullptr), "free async");
-    check(DRIVER_FN(cuMemAllocManaged, cuMemAllocManaged)(&d, 23001, CU_MEM_ATTACH_GLOBAL), "managed");
+    check(DRIVER_FN(cuMemAllocManaged, cuMemAllocManaged)(&d, 23001, CU_MEM_ATTACH_GLOBAL),
+          "managed");
     check(DRIVER_FN(cuMemFree, cuMemFree_v2)(d), "cuMemFree");
     void* h = nullptr;
     check(DRIVER_FN(cuMemAllocHost, cuMemAllocHost_v2)(&h, 24001), "alloc host");
@@ -78,7 +80,8 @@ int main(int argc, char** argv) {
     check(DRIVER_FN(cuMemHostAlloc, cuMemHostAlloc)(&h, 25001, 0), "host alloc");
     check(DRIVER_FN(cuMemFreeHost, cuMemFreeHost)(h), "free host");
     std::vector<char> buffer(26001);
-    check(DRIVER_FN(cuMemHostRegister, cuMemHostRegister_v2)(buffer.data(), buffer.size(), 0), "register");
+    check(DRIVER_FN(cuMemHostRegister, cuMemHostRegister_v2)(buffer.data(), buffer.size(), 0),
+          "register");
     check(DRIVER_FN(cuMemHostUnregister, cuMemHostUnregister)(buffer.data()), "unregister");
 
     CUDA_ARRAY_DESCRIPTOR ad{};
@@ -104,8 +107,8 @@ int main(int argc, char** argv) {
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = dev;
     size_t gran = 0;
-    check(DRIVER_FN(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity)(
-              &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+    check(DRIVER_FN(cuMemGetAllocationGranularity,
+                    cuMemGetAllocationGranularity)(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
           "granularity");
     CUdeviceptr va = 0;
     check(DRIVER_FN(cuMemAddressReserve, cuMemAddressReserve)(&va, 4 * gran, 0, 0, 0), "reserve");
@@ -123,7 +126,8 @@ int main(int argc, char** argv) {
     pp.location.id = dev;
     CUmemoryPool pool;
     check(DRIVER_FN(cuMemPoolCreate, cuMemPoolCreate)(&pool, &pp), "pool");
-    check(DRIVER_FN(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync)(&d, 28001, pool, nullptr), "pool alloc");
+    check(DRIVER_FN(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync)(&d, 28001, pool, nullptr),
+          "pool alloc");
     check(DRIVER_FN(cuMemFreeAsync, cuMemFreeAsync)(d, nullptr), "pool free");
     check(DRIVER_FN(cuMemPoolDestroy, cuMemPoolDestroy)(pool), "pool destroy");
 

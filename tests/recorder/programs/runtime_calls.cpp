@@ -9,13 +9,13 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t err_ = (call);                                                         \
-        if (err_ != cudaSuccess) {                                                         \
-            std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(err_));        \
-            std::exit(1);                                                                  \
-        }                                                                                  \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(err_));                \
+            std::exit(1);                                                                          \
+        }                                                                                          \
     } while (0)
 
 __attribute__((noinline)) void* leak_here() {
