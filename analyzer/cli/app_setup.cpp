@@ -32,7 +32,7 @@ void finishApp(CLI::App& app) {
                "Example:\n"
                "  gpumemtrace record -- ./my_app\n"
                "  gpumemtrace report gpumemtrace.*.gmtrace\n"
-               "  gpumemtrace check gpumemtrace.*.gmtrace --max-leaked-bytes 0");
+               "  gpumemtrace check gpumemtrace.*.gmtrace --max-leaked-bytes 0\n");
     // CLI11's default adds a second "Run with --help" line; one line is easier to grep
     // in a CI log.
     app.failure_message([](const CLI::App* top, const CLI::Error& e) {
@@ -47,6 +47,11 @@ void finishApp(CLI::App& app) {
             if (const char* example = defaultExample(sub->get_name())) {
                 sub->footer(example);
             }
+        }
+        // CLI11 prints the footer without a final newline; the shell prompt would follow it.
+        std::string footer = sub->get_footer();
+        if (!footer.empty() && footer.back() != '\n') {
+            sub->footer(footer + "\n");
         }
     }
 }
