@@ -352,32 +352,18 @@ GMT_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, u
 }
 
 GMT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
-    return traceCreate<CUresult>(
-        Op::PoolCreate, Api::cuMemPoolCreate, Kind::Pool,
-        [&] { return callReal(driverReal().cuMemPoolCreate, pool, props); },
-        [&](Event& e, bool ok) {
-            if (ok) {
-                e.handle = u64(*pool);
-            }
-            if (props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-                e.device = static_cast<int16_t>(props->location.id);
-            }
-        });
+    return tracePoolCreate<CUresult>(Api::cuMemPoolCreate, pool, props, [&] {
+        return callReal(driverReal().cuMemPoolCreate, pool, props);
+    });
 }
 
 GMT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
-    return traceRelease<CUresult>(
-        Op::PoolDestroy, Api::cuMemPoolDestroy, Kind::Pool,
-        [&] { return callReal(driverReal().cuMemPoolDestroy, pool); },
-        [&](Event& e) { e.handle = u64(pool); });
+    return tracePoolDestroy<CUresult>(
+        Api::cuMemPoolDestroy, pool, [&] { return callReal(driverReal().cuMemPoolDestroy, pool); });
 }
 
 GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
-    return traceRelease<CUresult>(
-        Op::PoolTrim, Api::cuMemPoolTrimTo, Kind::Pool,
-        [&] { return callReal(driverReal().cuMemPoolTrimTo, pool, keep); },
-        [&](Event& e) {
-            e.handle = u64(pool);
-            e.size = keep;
-        });
+    return tracePoolTrim<CUresult>(Api::cuMemPoolTrimTo, pool, keep, [&] {
+        return callReal(driverReal().cuMemPoolTrimTo, pool, keep);
+    });
 }

@@ -148,6 +148,35 @@ Result traceFree(Api api, Kind kind, uint64_t address, Call&& call, Fill&& fill)
 
 inline void noFields(Event&) {}
 
+// Pools: the runtime and the driver hand the same handle type around (cudaMemPool_t is
+// CUmemoryPool), and both property structs say "on device N" the same way.
+template <typename Result, typename Props, typename Call>
+Result tracePoolCreate(Api api, CUmemoryPool* pool, const Props* props, Call&& call) {
+    return traceCreate<Result>(Op::PoolCreate, api, Kind::Pool, call, [&](Event& e, bool ok) {
+        if (ok) {
+            e.handle = reinterpret_cast<uint64_t>(*pool);
+        }
+        if (props && static_cast<int>(props->location.type) ==
+                         static_cast<int>(CU_MEM_LOCATION_TYPE_DEVICE)) {
+            e.device = static_cast<int16_t>(props->location.id);
+        }
+    });
+}
+
+template <typename Result, typename Call>
+Result tracePoolDestroy(Api api, CUmemoryPool pool, Call&& call) {
+    return traceRelease<Result>(Op::PoolDestroy, api, Kind::Pool, call,
+                                [&](Event& e) { e.handle = reinterpret_cast<uint64_t>(pool); });
+}
+
+template <typename Result, typename Call>
+Result tracePoolTrim(Api api, CUmemoryPool pool, size_t keep, Call&& call) {
+    return traceRelease<Result>(Op::PoolTrim, api, Kind::Pool, call, [&](Event& e) {
+        e.handle = reinterpret_cast<uint64_t>(pool);
+        e.size = keep;
+    });
+}
+
 // Calls the real function, or fails the way a missing symbol does (CUDA_ERROR_NOT_FOUND
 // and cudaErrorSymbolNotFound are both 500) when the library that defines it is not
 // loaded: a lookup through RTLD_DEFAULT can find our wrapper in a program with a static

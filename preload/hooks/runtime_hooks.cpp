@@ -226,32 +226,19 @@ GMT_EXPORT cudaError_t cudaDeviceReset() {
 }
 
 GMT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
-    return traceCreate<cudaError_t>(
-        Op::PoolCreate, Api::cudaMemPoolCreate, Kind::Pool,
-        [&] { return callReal(runtimeReal().cudaMemPoolCreate, pool, props); },
-        [&](Event& e, bool ok) {
-            if (ok) {
-                e.handle = u64(*pool);
-            }
-            if (props && props->location.type == cudaMemLocationTypeDevice) {
-                e.device = static_cast<int16_t>(props->location.id);
-            }
-        });
+    return tracePoolCreate<cudaError_t>(Api::cudaMemPoolCreate, pool, props, [&] {
+        return callReal(runtimeReal().cudaMemPoolCreate, pool, props);
+    });
 }
 
 GMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
-    return traceRelease<cudaError_t>(
-        Op::PoolDestroy, Api::cudaMemPoolDestroy, Kind::Pool,
-        [&] { return callReal(runtimeReal().cudaMemPoolDestroy, pool); },
-        [&](Event& e) { e.handle = u64(pool); });
+    return tracePoolDestroy<cudaError_t>(Api::cudaMemPoolDestroy, pool, [&] {
+        return callReal(runtimeReal().cudaMemPoolDestroy, pool);
+    });
 }
 
 GMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep) {
-    return traceRelease<cudaError_t>(
-        Op::PoolTrim, Api::cudaMemPoolTrimTo, Kind::Pool,
-        [&] { return callReal(runtimeReal().cudaMemPoolTrimTo, pool, keep); },
-        [&](Event& e) {
-            e.handle = u64(pool);
-            e.size = keep;
-        });
+    return tracePoolTrim<cudaError_t>(Api::cudaMemPoolTrimTo, pool, keep, [&] {
+        return callReal(runtimeReal().cudaMemPoolTrimTo, pool, keep);
+    });
 }
