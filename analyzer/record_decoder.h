@@ -13,7 +13,6 @@ enum class DecodeStatus {
 };
 
 // Reads one record from `r`. `prev` is the event delta state, updated by event records.
-// Events take a fast path with the same results as format::decodeEventBody.
 DecodeStatus decodeRecord(format::ByteReader& r, Record& out, format::EventCoder& prev);
 
 } // namespace gmt::analyzer
