@@ -1,27 +1,11 @@
 #include "failure_diagnosis.h"
 
 #include "cuda_errors.h"
+#include "human_bytes.h"
 
 #include <cstdio>
 
 namespace gmt::analyzer {
-
-std::string humanBytes(uint64_t bytes) {
-    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        ++u;
-    }
-    char buf[32];
-    if (u == 0) {
-        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-    } else {
-        std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-    }
-    return buf;
-}
 
 std::string diagnoseFailure(const format::Event& e, const FailureFacts& f) {
     const std::string req = humanBytes(f.requested);

@@ -21,7 +21,4 @@ struct FailureFacts {
 
 std::string diagnoseFailure(const format::Event& e, const FailureFacts& facts);
 
-// "1.50 GiB" style, for messages people read.
-std::string humanBytes(uint64_t bytes);
-
 } // namespace gmt::analyzer

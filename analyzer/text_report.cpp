@@ -1,6 +1,6 @@
 #include "text_report.h"
 
-#include "failure_diagnosis.h"
+#include "human_bytes.h"
 
 #include <cstdio>
 #include <sstream>

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unistd.h>
 
+#include <gpumemtrace/byte_size.h>
 #include <gpumemtrace/trace_format.h>
 
 namespace gmt::preload {
@@ -16,31 +17,6 @@ namespace {
 const char* env(const char* name) {
     const char* v = std::getenv(name);
     return (v && *v) ? v : nullptr;
-}
-
-// Accepts plain bytes or a K/M/G (KiB/MiB/GiB) suffix.
-bool parseBytes(std::string_view text, uint64_t& out) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(std::string(text).c_str(), &end, 10);
-    if (errno || end == nullptr) {
-        return false;
-    }
-    std::string_view suffix(end);
-    uint64_t mult = 1;
-    if (suffix == "" || suffix == "B") {
-        mult = 1;
-    } else if (suffix == "K" || suffix == "KiB" || suffix == "k") {
-        mult = 1ull << 10;
-    } else if (suffix == "M" || suffix == "MiB") {
-        mult = 1ull << 20;
-    } else if (suffix == "G" || suffix == "GiB") {
-        mult = 1ull << 30;
-    } else {
-        return false;
-    }
-    out = v * mult;
-    return true;
 }
 
 } // namespace
@@ -68,12 +44,11 @@ Config readConfig() {
         }
     }
     if (const char* v = env("GPUMEMTRACE_BUFFER_SIZE")) {
-        uint64_t bytes = 0;
-        if (!parseBytes(v, bytes)) {
+        if (auto bytes = parseSize(v)) {
+            c.buffer_bytes = *bytes;
+        } else {
             logger().warn("GPUMEMTRACE_BUFFER_SIZE={} is not a size; using {} bytes", v,
                           c.buffer_bytes);
-        } else {
-            c.buffer_bytes = bytes;
         }
     }
     if (const char* v = env("GPUMEMTRACE_ON_FULL")) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <gpumemtrace/byte_size.h>
+
+#include "human_bytes.h"
 
 #include <cstdint>
 #include <optional>
@@ -12,12 +15,14 @@
 
 namespace gmt::cli {
 
-// Digits followed by nothing, B, K/KiB, M/MiB or G/GiB (case-insensitive; K = KiB = 1024).
-// nullopt for anything else, including overflow.
-std::optional<uint64_t> parseSize(std::string_view text);
+// The one size syntax, shared with the recorder (gpumemtrace/byte_size.h).
+using gmt::parseSize;
 
-// "512 B", "12.0 KiB", "3.5 GiB".
-std::string formatBytes(uint64_t bytes);
+// "512 B", "12.0 KiB", "3.5 GiB": the analyzer's humanBytes with one decimal, which is
+// enough in a CI verdict.
+inline std::string formatBytes(uint64_t bytes) {
+    return analyzer::humanBytes(bytes, 1);
+}
 
 // A CLI11 transform that rewrites a size into plain bytes, so the option itself can be a
 // uint64_t and a bad value is rejected by the parser with the option's name.
