@@ -1,6 +1,7 @@
 // Integration tests of libgpumemtrace.so: small programs run on the simulated CUDA with
 // the library preloaded; assertions are on `gpumemtrace dump` of the traces they leave.
 #include "subprocess.h"
+#include "temp_dir.h"
 #include "trace_dump.h"
 
 #include <catch2/catch.hpp>
@@ -21,22 +22,21 @@ const std::string kCli = kBin + "/gpumemtrace";
 const std::string kPrograms = GMT_PROGRAM_DIR;
 
 struct Run {
-    std::string dir;
+    TempDir dir;
     ProcessResult result;
     std::vector<std::string> traces;
 };
 
 Run traced(const std::vector<std::string>& argv, Environment extra = {}) {
     Run run;
-    run.dir = makeTempDir("gmt-recorder");
     Environment env = {{"LD_PRELOAD", GMT_BUILD_DIR "/lib/libgpumemtrace.so"},
                        {"LD_LIBRARY_PATH", GMT_BUILD_DIR "/lib/cudasim"},
-                       {"GPUMEMTRACE_OUTPUT", run.dir + "/t.%p.gmtrace"}};
+                       {"GPUMEMTRACE_OUTPUT", run.dir.file("t.%p.gmtrace")}};
     for (auto& kv : extra) {
         env.push_back(kv);
     }
     run.result = runProcess(argv, env);
-    run.traces = listFiles(run.dir, ".gmtrace");
+    run.traces = listFiles(run.dir.path(), ".gmtrace");
     return run;
 }
 
@@ -278,14 +278,14 @@ TEST_CASE("fork + exec: the new program is traced afresh", "[recorder][fork]") {
 }
 
 TEST_CASE("SIGKILL: every call that returned is in the trace", "[recorder][durability]") {
-    std::string dir = makeTempDir("gmt-kill");
+    TempDir dir;
     Environment env = {{"LD_PRELOAD", GMT_BUILD_DIR "/lib/libgpumemtrace.so"},
                        {"LD_LIBRARY_PATH", GMT_BUILD_DIR "/lib/cudasim"},
-                       {"GPUMEMTRACE_OUTPUT", dir + "/t.%p.gmtrace"}};
+                       {"GPUMEMTRACE_OUTPUT", dir.file("t.%p.gmtrace")}};
     ProcessResult r =
         runAndSignalAfter({kPrograms + "/lifecycle", "sigkill", "5000"}, env, "ready", SIGKILL);
     CHECK(r.term_signal == SIGKILL);
-    auto traces = listFiles(dir, ".gmtrace");
+    auto traces = listFiles(dir.path(), ".gmtrace");
     REQUIRE(traces.size() == 1);
     DumpedTrace t = dumpTrace(kCli, traces[0]);
     CHECK(t.find("alloc", 34001).size() == 5000);
@@ -320,8 +320,8 @@ TEST_CASE("a program without CUDA leaves no trace and is undisturbed", "[recorde
 }
 
 TEST_CASE("trace files are private and never overwrite", "[recorder][file]") {
-    std::string dir = makeTempDir("gmt-file");
-    std::string target = dir + "/fixed.gmtrace";
+    TempDir dir;
+    std::string target = dir.file("fixed.gmtrace");
     // An existing file and a symlink at the chosen name must both be left alone.
     std::filesystem::create_symlink("/dev/null", target);
     Environment env = {{"LD_PRELOAD", GMT_BUILD_DIR "/lib/libgpumemtrace.so"},
@@ -331,7 +331,7 @@ TEST_CASE("trace files are private and never overwrite", "[recorder][file]") {
     CHECK(r.exit_code == 3);
     CHECK(std::filesystem::is_symlink(target));
     CHECK(r.err.find("fixed.1.gmtrace") != std::string::npos); // the clash is logged
-    std::string chosen = dir + "/fixed.1.gmtrace";
+    std::string chosen = dir.file("fixed.1.gmtrace");
     REQUIRE(std::filesystem::exists(chosen));
     struct stat st;
     REQUIRE(stat(chosen.c_str(), &st) == 0);

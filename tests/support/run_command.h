@@ -1,12 +1,10 @@
-// Runs a shell command and captures its exit status, stdout and stderr (CLI tests).
+// Runs a shell command line and captures its exit status, stdout and stderr (CLI tests
+// that read best as the command a user would type).
 #pragma once
 
-#include <array>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include "subprocess.h"
+
 #include <string>
-#include <sys/wait.h>
 
 namespace gmt::test {
 
@@ -16,25 +14,9 @@ struct CommandResult {
     std::string err;
 };
 
-inline CommandResult runCommand(const std::string& command, const std::string& err_file) {
-    CommandResult r;
-    std::string full = command + " 2>" + err_file;
-    FILE* pipe = ::popen(full.c_str(), "r");
-    if (!pipe) {
-        return r;
-    }
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) {
-        r.out.append(buf.data(), n);
-    }
-    int st = ::pclose(pipe);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    std::ifstream e(err_file);
-    std::stringstream ss;
-    ss << e.rdbuf();
-    r.err = ss.str();
-    return r;
+inline CommandResult runCommand(const std::string& command) {
+    ProcessResult p = runProcess({"/bin/sh", "-c", command});
+    return {p.exited ? p.exit_code : -1, p.out, p.err};
 }
 
 } // namespace gmt::test

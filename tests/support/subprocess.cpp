@@ -127,14 +127,6 @@ ProcessResult runAndSignalAfter(const std::vector<std::string>& argv, const Envi
     return r;
 }
 
-std::string makeTempDir(const std::string& prefix) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
-    if (!mkdtemp(tmpl.data())) {
-        throw std::runtime_error("mkdtemp failed");
-    }
-    return tmpl;
-}
-
 std::vector<std::string> listFiles(const std::string& dir, const std::string& suffix) {
     std::vector<std::string> out;
     for (auto& entry : std::filesystem::directory_iterator(dir)) {

@@ -25,9 +25,6 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const Environment
 ProcessResult runAndSignalAfter(const std::vector<std::string>& argv, const Environment& env,
                                 const std::string& line, int signal);
 
-// A fresh empty directory under the build tree's temp dir, removed by the caller at will.
-std::string makeTempDir(const std::string& prefix);
-
 // Files in `dir` whose names end with `suffix`, sorted.
 std::vector<std::string> listFiles(const std::string& dir, const std::string& suffix);
 
