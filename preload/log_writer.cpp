@@ -47,6 +47,13 @@ bool LogWriter::writeDirect(const uint8_t* records, size_t size, uint32_t count)
     return flushFrame(ring_.tail());
 }
 
+void LogWriter::flushThrough(uint64_t pos) {
+    if (payload_size_ > 0) {
+        flushFrame(pos);
+    }
+    ring_.setTail(pos);
+}
+
 uint64_t LogWriter::drainLocked() {
     if (finished_) {
         return 0;
@@ -85,8 +92,7 @@ uint64_t LogWriter::drainLocked() {
                 std::memcpy(blob_ + off, ring_.at(pos + i).payload, n);
             }
             if (payload_size_ + length > kFrameCapacity) {
-                flushFrame(pos);
-                ring_.setTail(pos);
+                flushThrough(pos);
             }
             std::memcpy(frame_ + sizeof(FrameHeader) + payload_size_, blob_, length);
             payload_size_ += length;
@@ -96,14 +102,10 @@ uint64_t LogWriter::drainLocked() {
             ++pos;
         }
         if (payload_size_ >= kFlushAt) {
-            flushFrame(pos);
-            ring_.setTail(pos);
+            flushThrough(pos);
         }
     }
-    if (payload_size_ > 0) {
-        flushFrame(pos);
-    }
-    ring_.setTail(pos);
+    flushThrough(pos);
     return pos - start;
 }
 

@@ -28,11 +28,11 @@ class LogWriter {
     // Drains, then appends the trailer. Later slots are not written.
     void finish(const format::TrailerInfo& trailer, bool from_signal);
 
-    uint64_t eventsWritten() const { return events_.load(std::memory_order_relaxed); }
-
   private:
     uint64_t drainLocked();
     bool flushFrame(uint64_t end_seq);
+    // Writes the pending records as a frame ending at `pos`, then frees the ring up to it.
+    void flushThrough(uint64_t pos);
     void addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
 
     static constexpr size_t kFrameCapacity = 64 * 1024;

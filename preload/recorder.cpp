@@ -70,6 +70,20 @@ void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t s
     }
 }
 
+// A producer wants the ring drained: wake the writer, or drain here when there is none
+// (it failed to start).
+void wakeWriter(Session* s) {
+    if (s->thread.running()) {
+        s->thread.wake();
+    } else {
+        s->writer.tryDrain();
+    }
+}
+
+void wakeWriterHook(void* ctx) {
+    wakeWriter(static_cast<Session*>(ctx));
+}
+
 void pushEvent(Session* s, uint64_t pos, const format::Event& e) {
     format::Slot& slot = s->ring.at(pos);
     slot.type = format::SlotType::Event;
@@ -77,11 +91,7 @@ void pushEvent(Session* s, uint64_t pos, const format::Event& e) {
     std::memcpy(slot.payload, &e, sizeof e);
     s->ring.commit(pos);
     if (s->ring.pressing(pos)) {
-        if (s->thread.running()) {
-            s->thread.wake();
-        } else {
-            s->writer.tryDrain();
-        }
+        wakeWriter(s);
     }
 }
 
@@ -137,7 +147,7 @@ Session* Recorder::createSession() {
         return nullptr;
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
-                   config_.on_full == OnFull::Drop, &Recorder::waitHook, s);
+                   config_.on_full == OnFull::Drop, &wakeWriterHook, s);
 
     // Header and devices go straight to the log: every later record refers to them.
     static uint8_t records[32 * 1024];
@@ -163,15 +173,6 @@ Session* Recorder::createSession() {
     installSignalHandlers();
     logger().info("tracing to {}", s->file.path());
     return s;
-}
-
-void Recorder::waitHook(void* ctx) {
-    auto* s = static_cast<Session*>(ctx);
-    if (s->thread.running()) {
-        s->thread.wake();
-    } else {
-        s->writer.tryDrain();
-    }
 }
 
 void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
@@ -298,7 +299,7 @@ void Recorder::afterForkChild() {
         // object is left allocated: freeing what another thread may have been using at
         // the moment of fork is not safe.
         old->thread.forget();
-        old->file.abandon();
+        old->file.close();
     }
     stacks_.reset();
     modules_.reset();

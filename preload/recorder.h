@@ -53,7 +53,6 @@ class Recorder {
     Session* session();
     Session* createSession();
     void stamp(format::Event& e, Session* s);
-    static void waitHook(void* ctx);
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
 

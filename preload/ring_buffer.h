@@ -40,10 +40,8 @@ class RingBuffer {
     bool committed(uint64_t pos) {
         return std::atomic_ref<uint64_t>(at(pos).seq).load(std::memory_order_acquire) == pos + 1;
     }
-    uint64_t head() const { return head_.load(std::memory_order_acquire); }
     uint64_t tail() const { return tail_.load(std::memory_order_acquire); }
     void setTail(uint64_t pos) { tail_.store(pos, std::memory_order_release); }
-    uint32_t capacity() const { return count_; }
     // More than half full: worth waking the writer early.
     bool pressing(uint64_t pos) const { return pos - tail() > count_ / 2; }
 

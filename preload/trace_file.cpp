@@ -112,8 +112,4 @@ void TraceFile::close() {
     }
 }
 
-void TraceFile::abandon() {
-    close();
-}
-
 } // namespace gmt::preload

@@ -31,9 +31,9 @@ class TraceFile {
     // Appends bytes to the log. Async-signal-safe.
     bool append(const void* data, size_t size);
 
+    // Unmaps and closes; the file keeps what was written. A forked child calls it to let go
+    // of its parent's trace.
     void close();
-    // In a forked child: let go of the parent's file without touching it.
-    void abandon();
 
   private:
     int fd_ = -1;

@@ -40,12 +40,13 @@ CUresult hostAlloc(Api api, void** pp, size_t bytes, unsigned int flags, Call&& 
     });
 }
 
-template <typename Call>
-CUresult arrayCreate(Api api, uint64_t* handle, uint64_t bytes, Call&& call) {
+// Arrays are named by their handle, which stands in for the address.
+template <typename Handle, typename Call>
+CUresult arrayCreate(Api api, Handle* handle, uint64_t bytes, Call&& call) {
     return traceCreate<CUresult>(Op::Alloc, api, Kind::Array, call, [&](Event& e, bool ok) {
         e.size = bytes;
-        if (ok) {
-            e.address = *handle;
+        if (ok && handle) {
+            e.address = u64(*handle);
         }
         fillCurrentDevice(e, true);
     });
@@ -174,21 +175,13 @@ GMT_EXPORT CUresult cuMemHostUnregister(void* p) {
 }
 
 GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
-    uint64_t out = 0;
-    return arrayCreate(Api::cuArrayCreate_v2, &out, desc ? arrayBytes(*desc) : 0, [&] {
-        CUresult r = callReal(driverReal().cuArrayCreate_v2, handle, desc);
-        out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
-        return r;
-    });
+    return arrayCreate(Api::cuArrayCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
+                       [&] { return callReal(driverReal().cuArrayCreate_v2, handle, desc); });
 }
 
 GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
-    uint64_t out = 0;
-    return arrayCreate(Api::cuArray3DCreate_v2, &out, desc ? arrayBytes(*desc) : 0, [&] {
-        CUresult r = callReal(driverReal().cuArray3DCreate_v2, handle, desc);
-        out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
-        return r;
-    });
+    return arrayCreate(Api::cuArray3DCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
+                       [&] { return callReal(driverReal().cuArray3DCreate_v2, handle, desc); });
 }
 
 GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
@@ -200,13 +193,9 @@ GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
 GMT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle,
                                            const CUDA_ARRAY3D_DESCRIPTOR* desc,
                                            unsigned int levels) {
-    uint64_t out = 0;
     return arrayCreate(
-        Api::cuMipmappedArrayCreate, &out, desc ? arrayBytes(*desc, levels) : 0, [&] {
-            CUresult r = callReal(driverReal().cuMipmappedArrayCreate, handle, desc, levels);
-            out = (r == CUDA_SUCCESS && handle) ? u64(*handle) : 0;
-            return r;
-        });
+        Api::cuMipmappedArrayCreate, handle, desc ? arrayBytes(*desc, levels) : 0,
+        [&] { return callReal(driverReal().cuMipmappedArrayCreate, handle, desc, levels); });
 }
 
 GMT_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {

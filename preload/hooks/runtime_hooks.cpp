@@ -38,12 +38,13 @@ cudaError_t runtimeFree(Api api, Kind kind, const void* p, Call&& call,
                                   [&](Event& e) { e.stream = u64(stream); });
 }
 
-template <typename Call>
-cudaError_t runtimeArray(Api api, void* handle_out, uint64_t bytes, Call&& call) {
+// Arrays are named by their handle, which stands in for the address.
+template <typename Handle, typename Call>
+cudaError_t runtimeArray(Api api, Handle* handle, uint64_t bytes, Call&& call) {
     return traceCreate<cudaError_t>(Op::Alloc, api, Kind::Array, call, [&](Event& e, bool ok) {
         e.size = bytes;
-        if (ok) {
-            e.address = *static_cast<uint64_t*>(handle_out);
+        if (ok && handle) {
+            e.address = u64(*handle);
         }
         fillCurrentDevice(e, true);
     });
@@ -166,23 +167,17 @@ GMT_EXPORT cudaError_t cudaHostUnregister(void* p) {
 
 GMT_EXPORT cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc,
                                        size_t width, size_t height, unsigned int flags) {
-    uint64_t out = 0;
     uint64_t bytes = desc ? arrayBytes(*desc, cudaExtent{width, height, 0}) : 0;
-    return runtimeArray(Api::cudaMallocArray, &out, bytes, [&] {
-        cudaError_t r = callReal(runtimeReal().cudaMallocArray, array, desc, width, height, flags);
-        out = (r == cudaSuccess && array) ? u64(*array) : 0;
-        return r;
+    return runtimeArray(Api::cudaMallocArray, array, bytes, [&] {
+        return callReal(runtimeReal().cudaMallocArray, array, desc, width, height, flags);
     });
 }
 
 GMT_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc,
                                          cudaExtent extent, unsigned int flags) {
-    uint64_t out = 0;
     uint64_t bytes = desc ? arrayBytes(*desc, extent) : 0;
-    return runtimeArray(Api::cudaMalloc3DArray, &out, bytes, [&] {
-        cudaError_t r = callReal(runtimeReal().cudaMalloc3DArray, array, desc, extent, flags);
-        out = (r == cudaSuccess && array) ? u64(*array) : 0;
-        return r;
+    return runtimeArray(Api::cudaMalloc3DArray, array, bytes, [&] {
+        return callReal(runtimeReal().cudaMalloc3DArray, array, desc, extent, flags);
     });
 }
 
@@ -190,13 +185,9 @@ GMT_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t* array,
                                                 const cudaChannelFormatDesc* desc,
                                                 cudaExtent extent, unsigned int levels,
                                                 unsigned int flags) {
-    uint64_t out = 0;
     uint64_t bytes = desc ? arrayBytes(*desc, extent, levels) : 0;
-    return runtimeArray(Api::cudaMallocMipmappedArray, &out, bytes, [&] {
-        cudaError_t r =
-            callReal(runtimeReal().cudaMallocMipmappedArray, array, desc, extent, levels, flags);
-        out = (r == cudaSuccess && array) ? u64(*array) : 0;
-        return r;
+    return runtimeArray(Api::cudaMallocMipmappedArray, array, bytes, [&] {
+        return callReal(runtimeReal().cudaMallocMipmappedArray, array, desc, extent, levels, flags);
     });
 }
 

@@ -205,7 +205,6 @@ inline std::string_view opName(Op op) {
 // Event flags (Event::flags). The CUDA call's own flags go in the low 32 bits' lower half
 // where they matter (cudaHostAlloc flags, managed attach flags); these mark our facts.
 inline constexpr uint32_t kFlagHostLocated = 1u << 31; // VmmCreate: handle lives in host memory
-inline constexpr uint32_t kFlagPerThreadStream = 1u << 30;
 inline constexpr uint32_t kFlagImported =
     1u << 29; // VmmCreate: imported from another process; size unknown
 
