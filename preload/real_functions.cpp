@@ -30,14 +30,16 @@ std::mutex g_resolve_mutex;
 struct NamedEntry {
     std::string_view name;
     void* wrapper;
-    bool driver;
+    void* (*real)(); // the function the wrapper calls, once it can be resolved
 };
 
 const std::array kWrapped = {
 #define GMT_DRIVER_ENTRY(ret, name, params, args)                                                  \
-    NamedEntry{#name, reinterpret_cast<void*>(&::name), true},
+    NamedEntry{#name, reinterpret_cast<void*>(&::name),                                            \
+               [] { return reinterpret_cast<void*>(driverReal().name); }},
 #define GMT_RUNTIME_ENTRY(ret, name, params, args)                                                 \
-    NamedEntry{#name, reinterpret_cast<void*>(&::name), false},
+    NamedEntry{#name, reinterpret_cast<void*>(&::name),                                            \
+               [] { return reinterpret_cast<void*>(runtimeReal().name); }},
     GMT_DRIVER_HOOKS(GMT_DRIVER_ENTRY) GMT_RUNTIME_HOOKS(GMT_RUNTIME_ENTRY)
 #undef GMT_DRIVER_ENTRY
 #undef GMT_RUNTIME_ENTRY
@@ -168,16 +170,7 @@ void* substituteNamedPointer(const char* name, void* fn) {
         if (fn == e.wrapper) {
             return fn;
         }
-        return e.driver ? substituteDriverPointer(fn) : [&] {
-            const RealFunctions& r = runtimeReal();
-            void* real = nullptr;
-#define GMT_MATCH(ret, nm, params, args)                                                           \
-    if (e.name == #nm)                                                                             \
-        real = reinterpret_cast<void*>(r.nm);
-            GMT_RUNTIME_HOOKS(GMT_MATCH)
-#undef GMT_MATCH
-            return real == fn ? e.wrapper : fn;
-        }();
+        return fn == e.real() ? e.wrapper : fn;
     }
     return fn;
 }

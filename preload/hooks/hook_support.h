@@ -94,7 +94,8 @@ template <typename Result, typename Call, typename Fill>
 Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
     CallScope scope;
     Result r = call();
-    if (scope.outermost() && Recorder::instance().active()) {
+    Recorder& recorder = Recorder::instance();
+    if (scope.outermost() && recorder.active()) {
         ErrnoGuard keep_errno;
         Event e;
         e.op = op;
@@ -103,7 +104,7 @@ Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
         e.result = static_cast<int32_t>(r);
         fill(e, static_cast<int>(r) == 0);
         fillOutOfMemory(e);
-        Recorder::instance().record(e);
+        recorder.record(e);
     }
     return r;
 }
@@ -113,7 +114,8 @@ Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
 template <typename Result, typename Call, typename Fill>
 Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
     CallScope scope;
-    if (!scope.outermost() || !Recorder::instance().active()) {
+    Recorder& recorder = Recorder::instance();
+    if (!scope.outermost() || !recorder.active()) {
         return call();
     }
     Event e;
@@ -124,12 +126,12 @@ Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
     {
         ErrnoGuard keep_errno;
         fill(e);
-        pending = Recorder::instance().reserve(e);
+        pending = recorder.reserve(e);
     }
     Result r = call();
     ErrnoGuard keep_errno;
     e.result = static_cast<int32_t>(r);
-    Recorder::instance().commit(pending, e);
+    recorder.commit(pending, e);
     return r;
 }
 
