@@ -18,34 +18,30 @@ namespace tf = gmt::format;
 
 // Events with the fields a test usually cares about; the rest stay default.
 struct Ev {
-    static tf::Event alloc(uint64_t t, uint64_t address, uint64_t size,
-                           tf::Api api = tf::Api::cudaMalloc, tf::Kind kind = tf::Kind::Device,
-                           uint32_t stack = 1, int16_t device = 0) {
+    // Every event builder goes through this one.
+    static tf::Event make(uint64_t t, tf::Op op, tf::Api api, tf::Kind kind, uint64_t address,
+                          uint64_t size, uint32_t stack, int16_t device) {
         tf::Event e;
         e.time_ns = t;
-        e.op = tf::Op::Alloc;
-        e.address = address;
-        e.size = size;
+        e.op = op;
         e.api = api;
         e.kind = kind;
+        e.address = address;
+        e.size = size;
         e.stack_id = stack;
         e.device = device;
         e.tid = 100;
         return e;
     }
+    static tf::Event alloc(uint64_t t, uint64_t address, uint64_t size,
+                           tf::Api api = tf::Api::cudaMalloc, tf::Kind kind = tf::Kind::Device,
+                           uint32_t stack = 1, int16_t device = 0) {
+        return make(t, tf::Op::Alloc, api, kind, address, size, stack, device);
+    }
     static tf::Event free(uint64_t t, uint64_t address, tf::Api api = tf::Api::cudaFree,
                           tf::Kind kind = tf::Kind::Device, uint32_t stack = 2,
                           int16_t device = 0) {
-        tf::Event e;
-        e.time_ns = t;
-        e.op = tf::Op::Free;
-        e.address = address;
-        e.api = api;
-        e.kind = kind;
-        e.stack_id = stack;
-        e.device = device;
-        e.tid = 100;
-        return e;
+        return make(t, tf::Op::Free, api, kind, address, 0, stack, device);
     }
     static tf::Event failed(uint64_t t, uint64_t size, int32_t result, uint64_t device_free,
                             uint64_t device_total, tf::Api api = tf::Api::cudaMalloc,
@@ -58,17 +54,8 @@ struct Ev {
     }
     static tf::Event op(uint64_t t, tf::Op op, tf::Api api, uint64_t address, uint64_t size,
                         uint64_t handle = 0, uint32_t stack = 1, int16_t device = 0) {
-        tf::Event e;
-        e.time_ns = t;
-        e.op = op;
-        e.api = api;
-        e.kind = tf::Kind::Vmm;
-        e.address = address;
-        e.size = size;
+        tf::Event e = make(t, op, api, tf::Kind::Vmm, address, size, stack, device);
         e.handle = handle;
-        e.stack_id = stack;
-        e.device = device;
-        e.tid = 100;
         return e;
     }
 };
