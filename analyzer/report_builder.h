@@ -4,6 +4,7 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "trace_analysis.h"
 
 #include <string>
 #include <vector>
@@ -17,11 +18,6 @@ struct ReportOptions {
     size_t timeline_points = 2000; // per device
     bool symbols = true;           // false: module + offset frames only
 };
-
-// Reads every trace (one per process) in one pass, events of different processes
-// interleaved by time, into `analysis` (finished on return). Throws TraceError when a
-// file is unusable; a truncated or corrupt log is analysed up to its valid part.
-void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis);
 
 // The report of a finished analysis.
 Json reportJson(const Analysis& analysis, const ReportOptions& options);

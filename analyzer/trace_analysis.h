@@ -1,0 +1,17 @@
+// Traces in, a finished Analysis out: the reading pass, kept apart from every view of its
+// result (the report and what reads it).
+#pragma once
+
+#include "analysis.h"
+
+#include <string>
+#include <vector>
+
+namespace gmt::analyzer {
+
+// Reads every trace (one per process) in one pass, events of different processes
+// interleaved by time, into `analysis` (finished on return). Throws TraceError when a
+// file is unusable; a truncated or corrupt log is analysed up to its valid part.
+void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis);
+
+} // namespace gmt::analyzer
