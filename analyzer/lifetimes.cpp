@@ -269,6 +269,7 @@ bool Lifetimes::onEvent(const Event& e) {
         h.device = e.device;
         h.host_located = (e.flags & format::kFlagHostLocated) != 0;
         h.api = e.api;
+        h.phase = phase_;
         PhysicalHandle& held = handles_[e.handle];
         held = h;
         held.site = accounting_.add(charge(h), e.time_ns);
@@ -415,6 +416,7 @@ void Lifetimes::addAllocation(const Event& e) {
     a.device = e.device;
     a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
     a.api = e.api;
+    a.phase = phase_;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
     if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
@@ -448,7 +450,7 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
-        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device);
     }
     rememberFreed(a.address, Freed{a.stack, a.api, by_teardown});
 }
@@ -579,16 +581,30 @@ void Lifetimes::onTeardown(const Event& e) {
     }
 }
 
+void Lifetimes::releaseAll(uint64_t time_ns) {
+    settlePendingFreeNow();
+    for (const auto& [address, a] : pointers_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [address, a] : arrays_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [handle, h] : handles_) {
+        accounting_.remove(charge(h), time_ns);
+    }
+}
+
 void Lifetimes::finish() {
     settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
     }
     for (const auto& [address, a] : arrays_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
     }
     for (const auto& [handle, h] : handles_) {
-        leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device);
+        leak(LeakKey{h.stack, Kind::Vmm, h.api, false, h.phase}, h.size,
+             h.host_located ? -1 : h.device);
     }
 }
 

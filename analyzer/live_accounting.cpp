@@ -55,6 +55,10 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     if (!c.resident) {
         return kNoSite;
     }
+    if (c.process >= process_live_.size()) {
+        process_live_.resize(c.process + 1);
+    }
+    process_live_[c.process] += c.bytes;
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
     s.now.bytes += c.bytes;
@@ -87,6 +91,10 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
         return;
     }
     settle();
+    if (c.process < process_live_.size()) {
+        uint64_t& p = process_live_[c.process];
+        p -= std::min(p, c.bytes);
+    }
     Site& s = touch(siteIndex(c));
     s.now.bytes -= std::min(s.now.bytes, c.bytes);
     s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);

@@ -64,6 +64,10 @@ class LiveAccounting {
     }
 
     uint64_t liveBytes() const { return total_; }
+    // Device-resident bytes one process holds now.
+    uint64_t processLive(uint32_t process) const {
+        return process < process_live_.size() ? process_live_[process] : 0;
+    }
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
@@ -100,6 +104,7 @@ class LiveAccounting {
     uint64_t total_ = 0;
     PeakPoint peak_;
     bool pending_ = false;
+    std::vector<uint64_t> process_live_;
     std::map<int, uint64_t> device_live_;
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};

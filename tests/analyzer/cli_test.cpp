@@ -1,6 +1,7 @@
 // The CLI: dump lines, report formats, exit statuses, and every report validated against
 // docs/report.schema.json.
 #include "report_fixture.h"
+#include "report_json.h"
 #include "support/json_schema.h"
 #include "support/run_command.h"
 
@@ -155,11 +156,11 @@ TEST_CASE("report: usage errors exit 2") {
     CHECK(runCommand(cli("frobnicate")).status == 2);
 }
 
-TEST_CASE("report: JSON by default off a terminal - valid against the schema") {
+TEST_CASE("report: JSON with --format json - valid against the schema") {
     TempDir dir;
     auto b = richTrace();
     auto path = b.write(dir.file("t.gmtrace"));
-    auto r = runCommand(cli("report --no-symbols " + path));
+    auto r = runCommand(cli("report --no-symbols --format json " + path));
     REQUIRE(r.status == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(r.out.rfind("{\n  \"schema_version\": 1", 0) == 0);
@@ -175,23 +176,32 @@ TEST_CASE("report: JSON by default off a terminal - valid against the schema") {
     CHECK(j["leaks"][0]["stack"][0]["offset"] == "0x1000");
 }
 
-TEST_CASE("report: text format and -o") {
+TEST_CASE("report: text by default off a terminal - JSON for -o FILE.json") {
     TempDir dir;
     auto b = richTrace();
     auto path = b.write(dir.file("t.gmtrace"));
-    auto r = runCommand(cli("report --format text " + path));
+    auto r = runCommand(cli("report " + path));
     REQUIRE(r.status == 0);
     for (const char* heading :
          {"Summary", "Leaks (largest first)", "Peak ", "Fragmentation", "Failed allocations",
-          "Errors", "double_free", "more than the device has", "/usr/bin/app+0x1000"}) {
+          "Errors", "double_free", "more than the device has", "app+0x1000", "Phases"}) {
         CHECK_THAT(r.out, Catch::Contains(heading));
     }
+    CHECK(r.out == runCommand(cli("report --format text " + path)).out);
+    // Off a terminal: no colour, whole lines.
+    CHECK(r.out.find('\033') == std::string::npos);
     auto o = runCommand(cli("report -o " + dir.file("r.json") + " " + path));
     CHECK(o.status == 0);
     CHECK(o.out.empty());
     std::ifstream f(dir.file("r.json"));
     auto j = nlohmann::json::parse(f);
     CHECK(j["schema_version"] == 1);
+    auto t = runCommand(cli("report -o " + dir.file("r.txt") + " " + path));
+    CHECK(t.status == 0);
+    std::ifstream txt(dir.file("r.txt"));
+    std::string first;
+    std::getline(txt, first);
+    CHECK_THAT(first, Catch::StartsWith("gpumemtrace report"));
 }
 
 TEST_CASE("report of a truncated trace: complete false - prefix analysed - schema-valid") {
@@ -214,7 +224,7 @@ TEST_CASE("report of a truncated trace: complete false - prefix analysed - schem
 
 TEST_CASE("the schema validator rejects what the contract forbids") {
     auto b = richTrace();
-    auto j = nlohmann::json::parse(report(b).dump());
+    auto j = nlohmann::json::parse(analyzer::jsonText(analyzer::toJson(report(b))));
     REQUIRE(schema().validate(j).empty());
     auto broken = j;
     broken["summary"].erase("peak_bytes");
