@@ -573,9 +573,11 @@ void Lifetimes::onTeardown(const Event& e) {
             ++it;
         }
     }
+    accounting_.beginRemovals();
     for (const Allocation& a : ended) {
         endAllocation(a, e.time_ns, true);
     }
+    accounting_.endRemovals(e.time_ns);
     if (e.context != 0) {
         user_contexts_.erase(e.context);
     }
@@ -583,6 +585,7 @@ void Lifetimes::onTeardown(const Event& e) {
 
 void Lifetimes::releaseAll(uint64_t time_ns) {
     settlePendingFreeNow();
+    accounting_.beginRemovals();
     for (const auto& [address, a] : pointers_) {
         accounting_.remove(charge(a), time_ns);
     }
@@ -592,6 +595,7 @@ void Lifetimes::releaseAll(uint64_t time_ns) {
     for (const auto& [handle, h] : handles_) {
         accounting_.remove(charge(h), time_ns);
     }
+    accounting_.endRemovals(time_ns);
 }
 
 void Lifetimes::finish() {

@@ -1,5 +1,7 @@
 #include "live_accounting.h"
 
+#include <algorithm>
+
 namespace gmt::analyzer {
 
 LiveAccounting::LiveAccounting(size_t timeline_points) : timeline_points_(timeline_points) {}
@@ -101,8 +103,22 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
     dev -= std::min(dev, c.bytes);
-    d.timeline->record(time_ns, dev);
+    if (!batch_) {
+        d.timeline->record(time_ns, dev);
+    } else if (std::find(batch_devices_.begin(), batch_devices_.end(), c.device) ==
+               batch_devices_.end()) {
+        batch_devices_.push_back(c.device);
+    }
     total_ -= std::min(total_, c.bytes);
+}
+
+void LiveAccounting::endRemovals(uint64_t time_ns) {
+    batch_ = false;
+    for (int device : batch_devices_) {
+        timelines_.try_emplace(device, timeline_points_)
+            .first->second.record(time_ns, deviceLive(device));
+    }
+    batch_devices_.clear();
 }
 
 void LiveAccounting::settle() {

@@ -55,6 +55,11 @@ class LiveAccounting {
     // resident), to pass back in Charge::site when it is removed.
     uint32_t add(const Charge& c, uint64_t time_ns);
     void remove(const Charge& c, uint64_t time_ns);
+    // Many removals at one moment (a teardown, a process's end): between these, removals
+    // leave no timeline points; the end records each device's final level once, so the
+    // timeline shows the drop rather than its intermediate states.
+    void beginRemovals() { batch_ = true; }
+    void endRemovals(uint64_t time_ns);
     // Takes the pending peak snapshot, if any (call at the end of the analysis).
     void settle();
 
@@ -115,6 +120,8 @@ class LiveAccounting {
     DeviceSlot device_slot_;
     std::map<int, Timeline> timelines_;
     std::function<void(const PeakPoint&)> on_snapshot_;
+    bool batch_ = false;
+    std::vector<int> batch_devices_; // devices whose level changed in the batch
 };
 
 } // namespace gmt::analyzer

@@ -256,6 +256,7 @@ LeakScope scopeOf(const Report& r, const std::optional<Field>& f) {
         s.sites = std::max<uint64_t>(r.summary.leak_groups, r.leaks.size());
         return s;
     }
+    f->at("phase"); // required, null for the whole run
     if (auto phase = f->find("phase")) {
         s.phase = phase->str();
     }

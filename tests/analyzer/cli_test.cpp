@@ -4,11 +4,16 @@
 #include "report_json.h"
 #include "support/json_schema.h"
 #include "support/run_command.h"
+#include "text_safety.h"
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 using namespace gmt;
 using namespace gmt::test;
@@ -235,4 +240,202 @@ TEST_CASE("the schema validator rejects what the contract forbids") {
     broken = j;
     broken["leaks"][0]["stack"][0]["address"] = 123;
     CHECK_FALSE(schema().validate(broken).empty());
+}
+
+namespace {
+
+// A value of another type than the schema allows.
+nlohmann::json wrongType(const nlohmann::json& schema) {
+    const nlohmann::json type = schema.value("type", nlohmann::json());
+    auto is = [&](const char* t) {
+        return type == t ||
+               (type.is_array() && std::find(type.begin(), type.end(), t) != type.end());
+    };
+    if (is("string") || schema.contains("enum")) {
+        return 12;
+    }
+    if (is("boolean") || is("integer") || is("number") || schema.contains("const")) {
+        return "yes";
+    }
+    if (is("array")) {
+        return nlohmann::json::object();
+    }
+    return nlohmann::json::array();
+}
+
+} // namespace
+
+TEST_CASE("a saved report with a missing or mistyped field: diff and check exit 2 naming it") {
+    TempDir dir;
+    auto b = richTrace();
+    auto trace = b.write(dir.file("t.gmtrace"));
+    const std::string good = dir.file("good.json");
+    REQUIRE(runCommand(cli("report --no-symbols -o " + good + " " + trace)).status == 0);
+    std::ifstream in(good);
+    const auto report = nlohmann::json::parse(in);
+    // The saved report itself is accepted by both.
+    CHECK(runCommand(cli("diff " + good + " " + good)).status == 0);
+    CHECK(runCommand(
+              cli("check --max-leaked-bytes 1G --no-fail-on-errors --allow-incomplete " + good))
+              .status == 0);
+
+    const auto fields = schema().requiredFields(report);
+    // Every section of the schema is reached.
+    CHECK(fields.size() > 80);
+    const std::string bad = dir.file("bad.json");
+    size_t tried = 0;
+    for (const auto& field : fields) {
+        for (bool remove : {true, false}) {
+            auto mutated = report;
+            if (remove) {
+                mutated[field.pointer.parent_pointer()].erase(field.pointer.back());
+            } else {
+                mutated[field.pointer] = wrongType(field.schema);
+            }
+            std::ofstream(bad) << mutated.dump(2);
+            for (const std::string& command : {"diff " + good + " " + bad, "check " + bad}) {
+                auto r = runCommand(cli(command));
+                INFO(command << (remove ? ": without " : ": mistyped ") << field.path << "\n"
+                             << r.err);
+                CHECK(r.status == 2);
+                CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+                CHECK_THAT(r.err, Catch::Contains(bad) && Catch::Contains(field.path));
+                ++tried;
+            }
+        }
+    }
+    CHECK(tried == fields.size() * 4);
+}
+
+TEST_CASE("a saved report reads back as the report it was made from") {
+    auto b = richTrace();
+    const auto original = analyzer::toJson(report(b));
+    const auto again = analyzer::toJson(analyzer::fromJson(original));
+    CHECK(again == original);
+    // A field of the wrong type inside a stack is named with its full path.
+    auto broken = original;
+    broken["leaks"][0]["stack"][1]["line"] = "ten";
+    CHECK_THROWS_WITH(analyzer::fromJson(broken), "leaks[0].stack[1].line: expected an integer");
+    broken = original;
+    broken["summary"]["peak_bytes"] = -5;
+    CHECK_THROWS_WITH(analyzer::fromJson(broken),
+                      "summary.peak_bytes: expected an unsigned integer");
+    broken = original;
+    broken["schema_version"] = 2;
+    CHECK_THROWS_WITH(analyzer::fromJson(broken), Catch::StartsWith("schema_version: version 2"));
+}
+
+TEST_CASE("strings from a trace may be any bytes: JSON, XML and the terminal stay safe") {
+    TempDir dir;
+    auto h = TraceBuilder::defaultHeader();
+    h.command = "./app caf\xe9 \x1b[31mred\x1b[0m \xff\xfe";
+    h.host = "host\x07";
+    TraceBuilder b;
+    b.header(h).device();
+    b.module({0x400000, 0x400000, 0x500000,
+              "/opt/\xe9t\xe9/\x1b]0;title\x07"
+              "app",
+              ""});
+    b.stack(1, {0x401000});
+    b.phase(1, "ph\xc3\x28"
+               "ase");
+    b.event(Ev::alloc(2, B, 4096));
+    b.event(Ev::free(3, B + 1)); // an invalid free: an error with a stack
+    b.trailer(4);
+    auto path = b.write(dir.file("t.gmtrace"));
+
+    auto json = runCommand(cli("report --no-symbols --format json " + path));
+    REQUIRE(json.status == 0);
+    auto j = nlohmann::json::parse(json.out); // throws on invalid UTF-8
+    CHECK(j["processes"][0]["command"] == "./app caf\uFFFD \u001b[31mred\u001b[0m \uFFFD\uFFFD");
+    CHECK(schema().validate(j).empty());
+
+    auto dump = runCommand(cli("dump " + path));
+    REQUIRE(dump.status == 0);
+    for (const auto& line : lines(dump.out)) {
+        CHECK(line.is_object());
+    }
+
+    auto text = runCommand(cli("report --no-symbols " + path));
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find('\x1b') == std::string::npos);
+    CHECK(text.out.find('\x07') == std::string::npos);
+    CHECK(analyzer::validUtf8(text.out) == text.out);
+    CHECK_THAT(text.out, Catch::Contains("caf\\xe9 \\x1b[31mred"));
+    CHECK_THAT(text.out, Catch::Contains("\\x1b]0;title\\x07app+0x1000"));
+
+    const std::string xml = dir.file("check.xml");
+    auto check = runCommand(cli("check --no-symbols --junit " + xml + " " + path));
+    CHECK(check.status == 1);
+    CHECK(check.out.find('\x1b') == std::string::npos);
+    std::ifstream f(xml);
+    std::string junit((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    CHECK(analyzer::validUtf8(junit) == junit);
+    CHECK(junit.find('\x1b') == std::string::npos);
+    CHECK(junit.find('\x07') == std::string::npos);
+    auto lint = runCommand("command -v xmllint >/dev/null || exit 77; xmllint --noout " + xml);
+    CHECK((lint.status == 0 || lint.status == 77));
+}
+
+namespace {
+
+// Runs argv to its end; returns its peak resident memory in KiB (its own, not any other
+// child's) and sets `status` to its exit status.
+long peakRssKiB(const std::vector<std::string>& argv, int& status) {
+    std::vector<char*> args;
+    for (const auto& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    REQUIRE(posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    int raw = 0;
+    struct rusage usage {};
+    REQUIRE(wait4(pid, &raw, 0, &usage) == pid);
+    status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return usage.ru_maxrss;
+}
+
+} // namespace
+
+TEST_CASE("check on 100 000 leak sites holds only the stacks it shows") {
+    // Every allocation leaks from its own 16-frame stack. Memory must follow what is
+    // shown (--top sites), not the sites in the trace: the sites cost their counters,
+    // not symbolized stacks.
+    constexpr uint32_t kSites = 100'000;
+    TempDir dir;
+    auto b = standardTrace();
+    b.module({0x400000, 0x400000, 0x40000000, "/nonexistent/app", ""});
+    std::vector<uint64_t> frames(16);
+    for (uint32_t i = 0; i < kSites; ++i) {
+        for (size_t f = 0; f < frames.size(); ++f) {
+            frames[f] = 0x400000 + (uint64_t{i} * 16 + f) * 16;
+        }
+        b.stack(10 + i, frames);
+        b.event(Ev::alloc(10 + i, B + uint64_t{i} * 0x1000, 256, Api::cudaMalloc, Kind::Device,
+                          10 + i));
+        if (i % 4096 == 0) {
+            b.endFrame();
+        }
+    }
+    b.trailer(kSites + 20);
+    const std::string path = b.write(dir.file("t.gmtrace"));
+    int status = -1;
+    const long kib = peakRssKiB({GMT_CLI, "check", path}, status);
+    INFO("peak RSS " << kib / 1024 << " MiB");
+    CHECK(status == 1);
+    // The trace alone holds 100 000 stacks of 16 addresses (13 MiB as kept by the
+    // analysis); before only the shown stacks were materialized, check took 1.2 GB here.
+    CHECK(kib < 300 * 1024);
+    // The same with suppressions: every site is matched, none is kept.
+    const std::string supp = dir.file("s.supp");
+    std::ofstream(supp) << "leak:no_such_function\n";
+    const long with_supp = peakRssKiB({GMT_CLI, "check", "--suppressions", supp, path}, status);
+    INFO("with suppressions: peak RSS " << with_supp / 1024 << " MiB");
+    CHECK(status == 1);
+    CHECK(with_supp < 300 * 1024);
 }
