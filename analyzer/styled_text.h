@@ -1,7 +1,8 @@
 // Lines of text for a terminal or a pipe, built the same way for both: colour only when
-// asked for (a terminal, without NO_COLOR), lines cut to a width when one is given (the
-// terminal's). Every segment is made printable (text_safety.h), so no view can forget to
-// escape a string that came from a trace.
+// asked for (a terminal, without NO_COLOR), lines fitted to a width when one is given
+// (the terminal's): a shrinkable segment (a frame's function) is shortened first, then
+// the line wraps between words. Every segment is made printable (text_safety.h), so no
+// view can forget to escape a string that came from a trace.
 #pragma once
 
 #include "frame_text.h"
@@ -39,6 +40,9 @@ class StyledText {
     const std::string& str() const { return out_; }
 
   private:
+    static constexpr size_t kMinShrunk = 12; // a shortened segment keeps this many columns
+    void emit(const std::vector<Segment>& segments);
+
     TextStyle style_;
     std::string out_;
 };

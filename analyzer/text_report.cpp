@@ -70,10 +70,10 @@ class TextReport {
     void processes() {
         for (const ProcessReport& p : r_.processes) {
             out_.line({{"process " + std::to_string(p.pid), Tone::Strong},
-                       {"  " + p.command, Tone::Plain, true}});
+                       {"  " + p.command, Tone::Plain}});
             std::vector<Segment> trace{
                 {"  trace ", Tone::Plain},
-                {p.trace_file, Tone::Plain, true},
+                {p.trace_file, Tone::Plain},
                 {": " + plural(p.events, "event") + " in " + humanDuration(p.duration_ns),
                  Tone::Plain}};
             if (p.dropped_events > 0) {
@@ -110,7 +110,7 @@ class TextReport {
                    {" of device memory at " + at(s.peak_time_ns), Tone::Plain}});
         for (const DeviceReport& d : r_.devices) {
             out_.line({{"  device " + std::to_string(d.ordinal) + " ", Tone::Plain},
-                       {d.name, Tone::Plain, true},
+                       {d.name, Tone::Plain},
                        {": peak " + humanBytes(d.peak_bytes) + " of " + humanBytes(d.total_bytes) +
                             ", leaked " + humanBytes(d.leaked_bytes),
                         Tone::Plain}});
@@ -227,8 +227,16 @@ class TextReport {
                 relative += percent(f.hole_bytes, f.device_total_bytes) + " of the device";
             }
             if (f.live_bytes) {
-                relative += (relative.empty() ? "" : ", ") + percent(f.hole_bytes, f.live_bytes) +
-                            " of the " + humanBytes(f.live_bytes) + " in use";
+                // Past twice what is in use, a multiple reads better than a percentage.
+                char times[32];
+                std::snprintf(times, sizeof times, "%.0fx",
+                              static_cast<double>(f.hole_bytes) /
+                                  static_cast<double>(f.live_bytes));
+                relative += (relative.empty() ? "" : ", ") +
+                            (f.hole_bytes >= 2 * f.live_bytes
+                                 ? std::string(times)
+                                 : percent(f.hole_bytes, f.live_bytes) + " of") +
+                            " the " + humanBytes(f.live_bytes) + " in use";
             }
             if (!relative.empty()) {
                 size += " (" + relative + ")";

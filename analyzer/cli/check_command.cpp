@@ -53,7 +53,7 @@ Tone verdictTone(bool failed) {
 
 void printVerdict(analyzer::StyledText& out, const ProcessVerdict& v) {
     out.line({{v.failed() ? "FAIL " : "ok   ", verdictTone(v.failed())},
-              {processName(v), Tone::Strong, true},
+              {processName(v), Tone::Strong},
               {"  " + v.trace_file, Tone::Plain}});
     for (const std::string& note : v.notes) {
         out.line({{"  note: ", Tone::Warn}, {note, Tone::Plain}});
@@ -63,8 +63,9 @@ void printVerdict(analyzer::StyledText& out, const ProcessVerdict& v) {
                   {c.name + ": " + c.summary, Tone::Plain}});
         if (c.failed) {
             for (const DetailLine& line : c.details) {
+                // A frame's function gives way to its file:line; other lines wrap.
                 out.line({{"    ", Tone::Plain},
-                          {line.what, Tone::Plain, true},
+                          {line.what, Tone::Plain, !line.where.empty()},
                           {line.where, Tone::Dim}});
             }
         }
