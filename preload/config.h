@@ -1,4 +1,4 @@
-// Settings from the environment (DESIGN §3), read once at load time so the hot path never
+// Settings from the environment (docs/configuration.md), read once at load time so the hot path never
 // calls getenv.
 #pragma once
 

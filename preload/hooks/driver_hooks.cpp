@@ -1,4 +1,4 @@
-// Wrappers of the driver API (DESIGN §2 table). Reached as exported symbols, through
+// Wrappers of the driver API (the table in preload/hooked_functions.h). Reached as exported symbols, through
 // dlsym on a libcuda handle, and through cuGetProcAddress, which is how cudart and most
 // frameworks reach them.
 #include "array_sizes.h"
