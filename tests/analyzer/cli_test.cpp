@@ -439,3 +439,54 @@ TEST_CASE("check on 100 000 leak sites holds only the stacks it shows") {
     CHECK(status == 1);
     CHECK(with_supp < 300 * 1024);
 }
+
+TEST_CASE("check --phase and report --phase on a trace with phases") {
+    TempDir dir;
+    auto b = standardTrace();
+    b.event(Ev::alloc(5, B, 40 * MiB, Api::cudaMalloc, Kind::Device, 1));
+    b.phase(10, "train");
+    b.event(Ev::alloc(11, B + 0x10000000, 100 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::free(12, B + 0x10000000));
+    b.event(Ev::alloc(13, B + 0x20000000, 8 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.phase(20, "eval");
+    b.event(Ev::alloc(21, B + 0x30000000, 1 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.event(Ev::free(22, B + 0x30000000));
+    b.trailer(30);
+    const auto path = b.write(dir.file("t.gmtrace"));
+    const std::string check = "check --no-symbols " + path + " --phase ";
+
+    auto r = runCommand(cli(check + "train --max-peak-bytes 140M --max-leaked-bytes 8M"));
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("ok   phase: phase train: marked 1 time") &&
+                          Catch::Contains("8.0 MiB leaked in phase train") &&
+                          Catch::Contains("140.0 MiB of device memory at the peak of phase train"));
+    r = runCommand(cli(check + "train --max-peak-bytes 139M --max-leaked-bytes 8M"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL peak"));
+    r = runCommand(cli(check + "train --max-leaked-bytes 7M --max-peak-bytes 1G"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL leaks"));
+    // eval leaked nothing and peaked at 49 MiB; the run leaked 48 MiB and peaked at 140.
+    r = runCommand(cli(check + "eval --max-peak-bytes 49M"));
+    CHECK(r.status == 0);
+    r = runCommand(cli(check + "warmup"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("phase warmup was never marked") &&
+                          Catch::Contains("phases marked: train, eval"));
+
+    auto json = runCommand(cli("report --no-symbols --format json --phase train " + path));
+    REQUIRE(json.status == 0);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["leak_scope"]["phase"] == "train");
+    CHECK(j["leak_scope"]["bytes"] == 8 * MiB);
+    REQUIRE(j["leaks"].size() == 1);
+    CHECK(j["leaks"][0]["bytes"] == 8 * MiB);
+    CHECK(j["summary"]["leaked_bytes"] == 48 * MiB);
+    REQUIRE(j["phases"].size() == 2);
+    CHECK(j["phases"][0]["peak_bytes"] == 140 * MiB);
+    CHECK(schema().validate(j).empty());
+    auto text = runCommand(cli("report --no-symbols " + path));
+    CHECK_THAT(text.out,
+               Catch::Contains("Phases (from gpumemtrace_mark_phase)") && Catch::Contains("train"));
+}
