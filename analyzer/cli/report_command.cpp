@@ -8,8 +8,8 @@
 #include "terminal_style.h"
 #include "text_report.h"
 #include "text_safety.h"
-#include "trace_analysis.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <fstream>
 #include <iostream>
@@ -40,17 +40,12 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 
 int runReport(const ReportArgs& args) {
     using namespace gmt::analyzer;
-    AnalysisOptions ao;
-    ao.timeline_points = args.timeline_points;
-    ao.top = args.top;
-    Analysis analysis(ao);
-    analyzeTraces(args.traces, analysis);
     ReportOptions options;
     options.top = args.top;
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
-    const Report report = makeReport(analysis, options);
+    const Report report = reportOfTraces(args.traces, options);
 
     std::string format = args.format;
     if (format.empty()) {

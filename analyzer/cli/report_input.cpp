@@ -1,8 +1,8 @@
 #include "report_input.h"
 
 #include "report_json.h"
-#include "trace_analysis.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <cctype>
 #include <cerrno>
@@ -33,21 +33,15 @@ void requireReadableFile(const std::string& path) {
 
 Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
     requireReadableFile(path);
-    using namespace gmt::analyzer;
     try {
-        // Holes and pins stay at the analysis default (they are not checked).
-        AnalysisOptions ao;
-        ao.timeline_points = 16;
-        Analysis analysis(ao);
-        analyzeTraces({path}, analysis);
-        ReportOptions ro;
+        analyzer::ReportOptions ro;
         ro.symbols = options.symbols;
-        ro.timeline_points = ao.timeline_points;
+        ro.timeline_points = 16; // no view of these reports shows the timeline
         ro.top = options.top;
         ro.phase = options.phase;
         ro.leak_filter = options.leak_filter;
-        return makeReport(analysis, ro);
-    } catch (const TraceError& e) {
+        return analyzer::reportOfTraces({path}, ro);
+    } catch (const analyzer::TraceError& e) {
         throw InputError(e.what());
     }
 }

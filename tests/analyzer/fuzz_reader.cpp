@@ -9,8 +9,8 @@
 #include "report.h"
 #include "report_json.h"
 #include "text_report.h"
-#include "trace_analysis.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <cstdio>
 #include <string>
@@ -74,14 +74,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::string path = "/proc/self/fd/" + std::to_string(fd);
     try {
-        analyzer::AnalysisOptions ao;
-        ao.timeline_points = 16;
-        analyzer::Analysis analysis(ao);
-        analyzer::analyzeTraces({path}, analysis);
         analyzer::ReportOptions options;
         options.symbols = false;
         options.timeline_points = 16;
-        const analyzer::Report report = analyzer::makeReport(analysis, options);
+        const analyzer::Report report = analyzer::reportOfTraces({path}, options);
         (void)analyzer::renderText(report);
         (void)analyzer::jsonText(analyzer::toJson(report));
     } catch (const analyzer::TraceError&) {

@@ -6,6 +6,7 @@
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
 #include "trace_analysis.h"
+#include "trace_report.h"
 
 namespace gmt::test {
 
@@ -28,12 +29,7 @@ inline TraceBuilder standardTrace(int devices = 1) {
 // The typed report of traces, as `gpumemtrace report` makes it.
 inline analyzer::Report reportOf(const std::vector<std::string>& traces,
                                  const analyzer::ReportOptions& options) {
-    analyzer::AnalysisOptions ao;
-    ao.timeline_points = options.timeline_points;
-    ao.top = options.top;
-    analyzer::Analysis analysis(ao);
-    analyzer::analyzeTraces(traces, analysis);
-    return analyzer::makeReport(analysis, options);
+    return analyzer::reportOfTraces(traces, options);
 }
 
 inline analyzer::Report report(TraceBuilder& b, analyzer::ReportOptions options = {}) {
