@@ -221,7 +221,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
         ->transform(sizeTransform());
     cmd->add_option("--phase", args->phase,
                     "Apply --max-leaked-bytes, --max-leaks and --max-peak-bytes to phase NAME "
-                    "(gpumemtrace_mark_phase) instead of the whole run");
+                    "(gpumemtrace_mark_phase) instead of the whole run")
+        ->type_name("NAME");
     cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", args->fail_on_errors,
                   "Fail on double, invalid or mismatched frees (default: on)");
     cmd->add_flag("--allow-incomplete", args->allow_incomplete,
@@ -242,7 +243,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "Example:\n"
                 "  gpumemtrace record -o 'ci.%p.gmtrace' -- ctest\n"
                 "  gpumemtrace check ci.*.gmtrace --max-leaked-bytes 1M "
-                "--suppressions gpumemtrace.supp --junit gpumemtrace.xml");
+                "--suppressions gpumemtrace.supp --junit gpumemtrace.xml\n"
+                "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G");
     cmd->callback([args, &exit_code] {
         try {
             exit_code = runCheck(*args);

@@ -88,7 +88,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--format", args->format,
                     "text or json (default: text, or json when -o names a .json file)")
         ->check(CLI::IsMember({"json", "text"}));
-    cmd->add_option("-o,--output", args->output, "Write the report to FILE");
+    cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
     cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
         ->check(CLI::Range(size_t{1}, size_t{1000000}))
         ->default_str("10");
@@ -100,16 +100,18 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                   "headers' and libc start-up");
     cmd->add_option("--phase", args->phase,
                     "List the leaks allocated while phase NAME was current "
-                    "(gpumemtrace_mark_phase)");
+                    "(gpumemtrace_mark_phase)")
+        ->type_name("NAME");
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
         ->check(CLI::Range(size_t{1}, size_t{1000000}))
         ->default_str("2000");
-    cmd->footer("Text is coloured on a terminal (not with NO_COLOR set) and cut to its width.\n\n"
-                "Example:\n"
-                "  gpumemtrace report gpumemtrace.1234.gmtrace\n"
-                "  gpumemtrace report app.*.gmtrace --format json -o report.json");
+    cmd->footer(
+        "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
+        "Example:\n"
+        "  gpumemtrace report gpumemtrace.1234.gmtrace\n"
+        "  gpumemtrace report app.*.gmtrace --format json -o report.json");
     cmd->callback([args, &exit_code] {
         try {
             exit_code = runReport(*args);
