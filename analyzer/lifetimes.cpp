@@ -262,25 +262,13 @@ bool Lifetimes::onEvent(const Event& e) {
         }
         return false;
     case Op::VmmRetain:
-        if (e.result == 0) {
-            onVmmRetain(e);
-        }
-        return false;
+        return ifSucceeded(e, &Lifetimes::onVmmRetain);
     case Op::VmmRelease:
-        if (e.result == 0) {
-            onVmmRelease(e);
-        }
-        return false;
+        return ifSucceeded(e, &Lifetimes::onVmmRelease);
     case Op::VmmMap:
-        if (e.result == 0) {
-            onVmmMap(e);
-        }
-        return false;
+        return ifSucceeded(e, &Lifetimes::onVmmMap);
     case Op::VmmUnmap:
-        if (e.result == 0) {
-            onVmmUnmap(e);
-        }
-        return false;
+        return ifSucceeded(e, &Lifetimes::onVmmUnmap);
     case Op::Teardown:
         if (e.result == 0) {
             onTeardown(e);

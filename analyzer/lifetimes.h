@@ -149,6 +149,14 @@ class Lifetimes {
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
+    // A refused call changes nothing; an accepted one goes to `handler`. Returns false (the
+    // event is no allocation failure), as onEvent does.
+    bool ifSucceeded(const format::Event& e, void (Lifetimes::*handler)(const format::Event&)) {
+        if (e.result == 0) {
+            (this->*handler)(e);
+        }
+        return false;
+    }
     void onVmmCreate(const format::Event& e);
     void onVmmImport(const format::Event& e);
     void onVmmRetain(const format::Event& e);

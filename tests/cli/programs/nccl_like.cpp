@@ -10,6 +10,8 @@
 //   nccl_like single                   one process: two buffers, one mapped again for a peer
 //                                      in the same process, the other imported back from
 //                                      its own export; everything freed
+#include "support/fd_passing.h"
+
 #include <cuda.h>
 
 #include <cstdint>
@@ -17,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,41 +114,18 @@ __attribute__((noinline)) void leakOnPurpose() {
 }
 
 void sendFd(int socket, int fd) {
-    char byte = 'f';
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    if (sendmsg(socket, &msg, 0) != 1) {
+    if (!gmt::test::sendFd(socket, fd)) {
         std::perror("nccl_like: sendmsg");
         std::exit(11);
     }
 }
 
 int receiveFd(int socket) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = recvmsg(socket, &msg, 0) == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
-    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) {
+    int fd = gmt::test::receiveFd(socket);
+    if (fd < 0) {
         std::fprintf(stderr, "nccl_like: no descriptor from rank 0\n");
         std::exit(11);
     }
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
     return fd;
 }
 

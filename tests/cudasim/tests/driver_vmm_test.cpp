@@ -1,5 +1,6 @@
 // Virtual memory management: reservations, physical handles, mappings and their accounting.
 #include "driver_test_support.h"
+#include "support/fd_passing.h"
 
 #include <cstring>
 #include <sys/socket.h>
@@ -19,6 +20,30 @@ CUmemAllocationProp device_prop(int device, bool exportable = false) {
         prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     }
     return prop;
+}
+
+// A device-0 handle of `bytes` that can be exported as a POSIX file descriptor.
+CUmemGenericAllocationHandle create_exportable(uint64_t bytes) {
+    CUmemAllocationProp prop = device_prop(0, /*exportable=*/true);
+    CUmemGenericAllocationHandle handle = 0;
+    REQUIRE(cuMemCreate(&handle, bytes, &prop, 0) == CUDA_SUCCESS);
+    return handle;
+}
+
+int export_fd(CUmemGenericAllocationHandle handle) {
+    int fd = -1;
+    REQUIRE(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                         0) == CUDA_SUCCESS);
+    REQUIRE(fd >= 0);
+    return fd;
+}
+
+CUmemGenericAllocationHandle import_fd(int fd) {
+    CUmemGenericAllocationHandle imported = 0;
+    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
+            CUDA_SUCCESS);
+    return imported;
 }
 
 CUmemAccessDesc read_write(int device) {
@@ -147,18 +172,9 @@ TEST_CASE("host-located handles are real shared memory, not device memory", "[vm
 TEST_CASE("export and import refer to the same physical memory", "[vmm]") {
     PrimaryContext primary;
     const uint64_t used_before = used_bytes();
-    CUmemAllocationProp prop = device_prop(0, /*exportable=*/true);
-    CUmemGenericAllocationHandle original = 0;
-    REQUIRE(cuMemCreate(&original, 2 * kMiB, &prop, 0) == CUDA_SUCCESS);
-
-    int fd = -1;
-    REQUIRE(cuMemExportToShareableHandle(&fd, original, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                         0) == CUDA_SUCCESS);
-    REQUIRE(fd >= 0);
-    CUmemGenericAllocationHandle imported = 0;
-    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
-                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
-            CUDA_SUCCESS);
+    CUmemGenericAllocationHandle original = create_exportable(2 * kMiB);
+    int fd = export_fd(original);
+    CUmemGenericAllocationHandle imported = import_fd(fd);
     close(fd);
     CHECK(imported != original);
     CHECK(used_bytes() - used_before == 2 * kMiB); // counted once
@@ -208,18 +224,13 @@ TEST_CASE("NCCL's free: retain by address while the handle is held, release twic
     // pointer, releases it, unmaps, releases again and frees the range.
     PrimaryContext primary;
     const uint64_t used_before = used_bytes();
-    CUmemAllocationProp prop = device_prop(0, /*exportable=*/true);
-    CUmemGenericAllocationHandle handle = 0;
-    REQUIRE(cuMemCreate(&handle, 4 * kMiB, &prop, 0) == CUDA_SUCCESS);
+    CUmemGenericAllocationHandle handle = create_exportable(4 * kMiB);
     CUdeviceptr va = 0;
     REQUIRE(cuMemAddressReserve(&va, 4 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
     REQUIRE(cuMemMap(va, 4 * kMiB, 0, handle, 0) == CUDA_SUCCESS);
     CUmemAccessDesc access = read_write(0);
     REQUIRE(cuMemSetAccess(va, 4 * kMiB, &access, 1) == CUDA_SUCCESS);
-    int fd = -1;
-    REQUIRE(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                         0) == CUDA_SUCCESS);
-    close(fd);
+    close(export_fd(handle));
 
     CUmemGenericAllocationHandle retained = 0;
     REQUIRE(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(va + 3 * kMiB)) ==
@@ -251,16 +262,9 @@ TEST_CASE("an imported handle is one more reference - retain gives the handle it
           "[vmm]") {
     PrimaryContext primary;
     const uint64_t used_before = used_bytes();
-    CUmemAllocationProp prop = device_prop(0, /*exportable=*/true);
-    CUmemGenericAllocationHandle original = 0;
-    REQUIRE(cuMemCreate(&original, 2 * kMiB, &prop, 0) == CUDA_SUCCESS);
-    int fd = -1;
-    REQUIRE(cuMemExportToShareableHandle(&fd, original, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                         0) == CUDA_SUCCESS);
-    CUmemGenericAllocationHandle imported = 0;
-    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
-                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
-            CUDA_SUCCESS);
+    CUmemGenericAllocationHandle original = create_exportable(2 * kMiB);
+    int fd = export_fd(original);
+    CUmemGenericAllocationHandle imported = import_fd(fd);
     close(fd);
     CUdeviceptr va = 0;
     REQUIRE(cuMemAddressReserve(&va, 2 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
@@ -279,44 +283,6 @@ TEST_CASE("an imported handle is one more reference - retain gives the handle it
 }
 
 namespace {
-
-void send_fd(int socket, int fd) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    (void)!sendmsg(socket, &msg, 0);
-}
-
-int receive_fd(int socket) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (recvmsg(socket, &msg, 0) != 1) {
-        return -1;
-    }
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) {
-        return -1;
-    }
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
 
 // A child process (its own simulator state from here on) creates `bytes` of exportable memory
 // where `prop` says, fills host-located memory with `fill`, sends the descriptor and keeps the
@@ -341,7 +307,7 @@ pid_t export_from_child(int socket, const CUmemAllocationProp& prop, uint64_t by
     int fd = -1;
     failed |= cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                                            0) != CUDA_SUCCESS;
-    send_fd(socket, fd);
+    gmt::test::sendFd(socket, fd);
     char done = 0;
     (void)!read(socket, &done, 1);
     _exit(failed);
@@ -361,13 +327,9 @@ TEST_CASE("memory exported by another process imports as that process's memory",
     int sv[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
     pid_t child = export_from_child(sv[1], device_prop(1, /*exportable=*/true), 6 * kMiB, 0);
-    int fd = receive_fd(sv[0]);
+    int fd = gmt::test::receiveFd(sv[0]);
     REQUIRE(fd >= 0);
-
-    CUmemGenericAllocationHandle imported = 0;
-    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
-                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
-            CUDA_SUCCESS);
+    CUmemGenericAllocationHandle imported = import_fd(fd);
     close(fd);
     CHECK(used_bytes() == used_before); // charged to the exporter, not here
     CUmemAllocationProp back{};
@@ -398,13 +360,9 @@ TEST_CASE("host memory exported by another process is shared with it once import
     prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     pid_t child = export_from_child(sv[1], prop, 2 * kMiB, 0x5a);
-    int fd = receive_fd(sv[0]);
+    int fd = gmt::test::receiveFd(sv[0]);
     REQUIRE(fd >= 0);
-
-    CUmemGenericAllocationHandle imported = 0;
-    REQUIRE(cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{fd}),
-                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ==
-            CUDA_SUCCESS);
+    CUmemGenericAllocationHandle imported = import_fd(fd);
     close(fd);
     CUdeviceptr va = 0;
     REQUIRE(cuMemAddressReserve(&va, 2 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
