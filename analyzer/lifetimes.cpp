@@ -397,6 +397,22 @@ void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator
     handles_.erase(it);
 }
 
+namespace {
+// A handle as the event that introduced it describes it. Only a created one knows its size.
+PhysicalHandle handleFrom(const Event& e, HandleOrigin origin, uint32_t references) {
+    PhysicalHandle h;
+    h.origin = origin;
+    h.size = origin == HandleOrigin::Created ? e.size : 0;
+    h.time_ns = e.time_ns;
+    h.stack = e.stack_id;
+    h.device = e.device;
+    h.host_located = (e.flags & format::kFlagHostLocated) != 0;
+    h.references = references;
+    h.api = e.api;
+    return h;
+}
+} // namespace
+
 void Lifetimes::onVmmCreate(const Event& e) {
     auto old = handles_.find(e.handle);
     if (old != handles_.end()) { // a value reused while we still hold it: lost release
@@ -404,14 +420,7 @@ void Lifetimes::onVmmCreate(const Event& e) {
         ++counters_.implicit_ends;
         endHandle(old, e.time_ns);
     }
-    PhysicalHandle h;
-    h.size = e.size;
-    h.time_ns = e.time_ns;
-    h.stack = e.stack_id;
-    h.device = e.device;
-    h.host_located = (e.flags & format::kFlagHostLocated) != 0;
-    h.references = 1;
-    h.api = e.api;
+    PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
     PhysicalHandle& held = handles_[e.handle];
     held = h;
     held.site = accounting_.add(charge(h), e.time_ns);
@@ -431,25 +440,15 @@ void Lifetimes::onVmmImport(const Event& e) {
         ++held->second.references;
         return;
     }
-    PhysicalHandle h;
-    h.origin = HandleOrigin::Imported;
-    h.time_ns = e.time_ns;
-    h.stack = e.stack_id;
-    h.device = e.device;
-    h.host_located = (e.flags & format::kFlagHostLocated) != 0;
-    h.references = 1;
-    h.api = e.api;
-    handles_[e.handle] = h;
+    handles_[e.handle] = handleFrom(e, HandleOrigin::Imported, 1);
 }
 
 PhysicalHandle& Lifetimes::unseenHandle(const Event& e) {
     auto [it, inserted] = handles_.try_emplace(e.handle);
     PhysicalHandle& h = it->second;
     if (inserted) {
-        h.origin = HandleOrigin::Unseen;
-        h.time_ns = e.time_ns;
-        h.stack = e.stack_id;
-        h.api = e.api;
+        h = handleFrom(e, HandleOrigin::Unseen, 0);
+        h.device = -1; // a map or retain event says nothing of where the memory is
         // Its mappings made before now (rare: only a handle from an unseen route has an
         // entry created this late) still hold it.
         for (const auto& [address, m] : mappings_) {

@@ -46,6 +46,14 @@ CUmemGenericAllocationHandle import_fd(int fd) {
     return imported;
 }
 
+// Exported and imported back in this process: a second handle to the same memory.
+CUmemGenericAllocationHandle reimport(CUmemGenericAllocationHandle handle) {
+    int fd = export_fd(handle);
+    CUmemGenericAllocationHandle imported = import_fd(fd);
+    close(fd);
+    return imported;
+}
+
 CUmemAccessDesc read_write(int device) {
     CUmemAccessDesc access{};
     access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -173,9 +181,7 @@ TEST_CASE("export and import refer to the same physical memory", "[vmm]") {
     PrimaryContext primary;
     const uint64_t used_before = used_bytes();
     CUmemGenericAllocationHandle original = create_exportable(2 * kMiB);
-    int fd = export_fd(original);
-    CUmemGenericAllocationHandle imported = import_fd(fd);
-    close(fd);
+    CUmemGenericAllocationHandle imported = reimport(original);
     CHECK(imported != original);
     CHECK(used_bytes() - used_before == 2 * kMiB); // counted once
 
@@ -191,6 +197,7 @@ TEST_CASE("export and import refer to the same physical memory", "[vmm]") {
     CUmemAllocationProp plain = device_prop(0);
     CUmemGenericAllocationHandle not_exportable = 0;
     REQUIRE(cuMemCreate(&not_exportable, 2 * kMiB, &plain, 0) == CUDA_SUCCESS);
+    int fd = -1;
     CHECK(cuMemExportToShareableHandle(&fd, not_exportable,
                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                                        0) == CUDA_ERROR_INVALID_VALUE);
@@ -263,9 +270,7 @@ TEST_CASE("an imported handle is one more reference - retain gives the handle it
     PrimaryContext primary;
     const uint64_t used_before = used_bytes();
     CUmemGenericAllocationHandle original = create_exportable(2 * kMiB);
-    int fd = export_fd(original);
-    CUmemGenericAllocationHandle imported = import_fd(fd);
-    close(fd);
+    CUmemGenericAllocationHandle imported = reimport(original);
     CUdeviceptr va = 0;
     REQUIRE(cuMemAddressReserve(&va, 2 * kMiB, 0, 0, 0) == CUDA_SUCCESS);
     REQUIRE(cuMemMap(va, 2 * kMiB, 0, imported, 0) == CUDA_SUCCESS);
