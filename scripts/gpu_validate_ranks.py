@@ -18,16 +18,22 @@ JOB_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "NCCL_NVLS_ENABLE": "0",
 
 
 def torchrun(script):
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-            "--nproc-per-node", "2", str(script)]
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
+            "--nproc_per_node=2", str(script)]
 
 
 def rank_infos(stdout):
+    """Each rank's JSON line; the ranks share one stdout, so lines may run together."""
     out = {}
-    for line in stdout.splitlines():
-        if line.startswith("{") and '"rank"' in line:
-            info = json.loads(line)
+    decoder = json.JSONDecoder()
+    start = stdout.find('{"rank"')
+    while start >= 0:
+        try:
+            info, end = decoder.raw_decode(stdout, start)
             out[info["rank"]] = info
+        except (ValueError, KeyError):
+            end = start + 1
+        start = stdout.find('{"rank"', end)
     return out
 
 
@@ -39,6 +45,17 @@ def modules_of(stack, n=3):
         if m and not m.startswith("libgpumemtrace") and m not in out:
             out.append(m)
     return " < ".join(out[:n]) or "?"
+
+
+def report(env, trace, name):
+    """The JSON report of one trace, without symbols (module + offset frames are enough
+    here, and symbolizing PyTorch's libraries takes long)."""
+    p, _ = env.run(f"{name}.report", [str(env.cli), "report", "--format", "json", "--top",
+                                      "1000", "--no-symbols", str(trace)], env=env.cli_env)
+    if p.returncode != 0:
+        raise RuntimeError(f"report of {trace} failed: {p.stderr.strip()[-300:]}")
+    (env.logs / f"{name}.report.json").write_text(p.stdout)
+    return json.loads(p.stdout)
 
 
 def gpu_count(env):
@@ -89,7 +106,7 @@ def check_ranks(env, row):
     if sorted(by_rank) != [0, 1]:
         return
 
-    reports = {r: env.report([t], f"ranks_rank{r}", top=1000) for r, t in by_rank.items()}
+    reports = {r: report(env, t, f"ranks_rank{r}") for r, t in by_rank.items()}
     # Header facts made it through.
     procs = {r: rep["processes"][0] for r, rep in reports.items()}
     row("ranks: rank and host in the report", all(procs[r].get("rank") == r for r in procs) and

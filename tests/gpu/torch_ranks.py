@@ -86,7 +86,7 @@ def main():
                       "collectives_ok": ok,
                       "planted_bytes": PLANTED_BYTES if planted else 0,
                       "torch": torch.__version__,
-                      "nccl": ".".join(map(str, torch.cuda.nccl.version()))}), flush=True)
+                      "nccl": str(torch.cuda.nccl.version())}), flush=True)
 
 
 if __name__ == "__main__":
