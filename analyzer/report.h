@@ -50,6 +50,8 @@ struct ProcessReport {
     uint64_t errors = 0;
     uint64_t leaked_bytes = 0;
     uint64_t recovered_records = 0;
+    // The job rank from the launcher's environment; unset when not launched as a rank.
+    std::optional<int64_t> rank;
     std::optional<int64_t> exit_signal; // died of this signal (the trace is still complete)
     std::optional<std::string> incomplete_reason;
     std::optional<uint64_t> valid_log_end_offset;

@@ -48,6 +48,9 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
     r.errors = c.errors;
     r.leaked_bytes = leaked;
     r.recovered_records = p.status.ring_records;
+    if (p.header && p.header->rank >= 0) {
+        r.rank = p.header->rank;
+    }
     if (p.trailer && p.trailer->exit_signal != 0) {
         r.exit_signal = p.trailer->exit_signal;
     }

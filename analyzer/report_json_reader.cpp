@@ -202,6 +202,9 @@ ProcessReport processOf(const Field& f) {
     p.errors = u64Or(f, "errors", 0);
     p.leaked_bytes = u64Or(f, "leaked_bytes", 0);
     p.recovered_records = u64Or(f, "recovered_records", 0);
+    if (auto v = f.find("rank")) {
+        p.rank = v->i64();
+    }
     if (auto v = f.find("exit_signal")) {
         p.exit_signal = v->i64();
     }

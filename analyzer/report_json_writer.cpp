@@ -58,7 +58,8 @@ Json processJson(const ProcessReport& p) {
            {"failed_allocations", p.failed_allocations},
            {"errors", p.errors},
            {"leaked_bytes", p.leaked_bytes},
-           {"recovered_records", p.recovered_records}};
+           {"recovered_records", p.recovered_records},
+           {"rank", p.rank ? Json(*p.rank) : Json(nullptr)}};
     if (p.exit_signal) {
         j["exit_signal"] = *p.exit_signal;
     }

@@ -3,6 +3,7 @@
 // unusable input.
 #include "commands.h"
 
+#include "check_gate.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
 #include "report_input.h"
@@ -23,18 +24,7 @@ namespace {
 
 struct CheckArgs {
     std::vector<std::string> traces;
-    uint64_t max_leaked_bytes = 0;
-    std::optional<uint64_t> max_leaks;
-    std::optional<uint64_t> max_peak_bytes;
-    std::optional<std::string> phase;
-    bool fail_on_errors = true;
-    bool allow_incomplete = false;
-    std::string suppressions;
-    std::string junit;
-    size_t top = 5;
-    size_t frames = 8;
-    bool full_stacks = false;
-    bool no_symbols = false;
+    CheckOptions options;
 };
 
 std::string processName(const ProcessVerdict& v) {
@@ -124,7 +114,10 @@ JUnitSuite junitSuite(const ProcessVerdict& v) {
     return suite;
 }
 
-int runCheck(const CheckArgs& args) {
+} // namespace
+
+int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
+                 std::ostream& stream, const analyzer::TextStyle& style) {
     Suppressions suppressions;
     if (!args.suppressions.empty()) {
         suppressions = Suppressions::load(args.suppressions);
@@ -142,7 +135,7 @@ int runCheck(const CheckArgs& args) {
             return suppressions.matchLeak(site) != nullptr;
         };
     }
-    for (const std::string& trace : args.traces) {
+    for (const std::string& trace : traces) {
         reports.push_back(loadTraceOrReport(trace, ao));
     }
     GateLimits limits;
@@ -157,7 +150,7 @@ int runCheck(const CheckArgs& args) {
     detail.stacks.max_frames = args.frames;
     detail.stacks.full = args.full_stacks;
 
-    analyzer::StyledText out(terminalStyle(STDOUT_FILENO));
+    analyzer::StyledText out(style);
     std::vector<ProcessVerdict> verdicts;
     size_t failed_processes = 0, failed_checks = 0, checks = 0;
     for (const analyzer::Report& report : reports) {
@@ -184,24 +177,55 @@ int runCheck(const CheckArgs& args) {
                        " checks in " + std::to_string(failed_processes) + " of " + processes,
                    Tone::Plain}});
     }
-    std::cout << out.str();
-    std::cout.flush();
+    stream << out.str();
+    stream.flush();
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
         for (const ProcessVerdict& v : verdicts) {
             suites.push_back(junitSuite(v));
         }
-        std::ofstream out(args.junit, std::ios::trunc);
-        out << renderJUnit(suites, "gpumemtrace check");
-        if (!out.flush()) {
+        std::ofstream file(args.junit, std::ios::trunc);
+        file << renderJUnit(suites, "gpumemtrace check");
+        if (!file.flush()) {
             throw InputError("cannot write JUnit report " + args.junit);
         }
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
 
-} // namespace
+std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) {
+    CheckOptions* o = &options;
+    return {
+        cmd->add_option("--max-leaked-bytes", o->max_leaked_bytes,
+                        "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
+            ->transform(sizeTransform())
+            ->default_str("0"),
+        cmd->add_option("--max-leaks", o->max_leaks,
+                        "Leaked allocations allowed per process (default: no count limit)"),
+        cmd->add_option("--max-peak-bytes", o->max_peak_bytes,
+                        "Peak device memory allowed per process (default: no limit)")
+            ->transform(sizeTransform()),
+        cmd->add_option("--phase", o->phase,
+                        "Apply --max-leaked-bytes, --max-leaks and --max-peak-bytes to phase "
+                        "NAME (gpumemtrace_mark_phase) instead of the whole run")
+            ->type_name("NAME"),
+        cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
+                      "Fail on double, invalid or mismatched frees (default: on)"),
+        cmd->add_flag("--allow-incomplete", o->allow_incomplete,
+                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+        cmd->add_option("--suppressions", o->suppressions,
+                        "File of leak:PATTERN / error:PATTERN lines to ignore"),
+        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+        cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
+            ->default_str("5"),
+        cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),
+        cmd->add_flag("--full-stacks", o->full_stacks,
+                      "Show every frame, also the recorder's, the CUDA libraries' and headers' "
+                      "and libc start-up"),
+        cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
+    };
+}
 
 void addCheckCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
@@ -210,33 +234,7 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("traces", args->traces,
                     "Trace files, one per process (or JSON reports from `gpumemtrace report`)")
         ->required();
-    cmd->add_option("--max-leaked-bytes", args->max_leaked_bytes,
-                    "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
-        ->transform(sizeTransform())
-        ->default_str("0");
-    cmd->add_option("--max-leaks", args->max_leaks,
-                    "Leaked allocations allowed per process (default: no count limit)");
-    cmd->add_option("--max-peak-bytes", args->max_peak_bytes,
-                    "Peak device memory allowed per process (default: no limit)")
-        ->transform(sizeTransform());
-    cmd->add_option("--phase", args->phase,
-                    "Apply --max-leaked-bytes, --max-leaks and --max-peak-bytes to phase NAME "
-                    "(gpumemtrace_mark_phase) instead of the whole run")
-        ->type_name("NAME");
-    cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", args->fail_on_errors,
-                  "Fail on double, invalid or mismatched frees (default: on)");
-    cmd->add_flag("--allow-incomplete", args->allow_incomplete,
-                  "Do not fail on a trace that ends early (killed process, damaged file)");
-    cmd->add_option("--suppressions", args->suppressions,
-                    "File of leak:PATTERN / error:PATTERN lines to ignore");
-    cmd->add_option("--junit", args->junit, "Also write the verdict as JUnit XML to FILE");
-    cmd->add_option("--top", args->top, "Leak sites and errors shown with stacks")
-        ->default_str("5");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack")->default_str("8");
-    cmd->add_flag("--full-stacks", args->full_stacks,
-                  "Show every frame, also the recorder's, the CUDA libraries' and headers' and "
-                  "libc start-up");
-    cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only (faster)");
+    addCheckOptions(cmd, args->options);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
@@ -247,7 +245,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G");
     cmd->callback([args, &exit_code] {
         try {
-            exit_code = runCheck(*args);
+            exit_code =
+                runCheckGate(args->traces, args->options, std::cout, terminalStyle(STDOUT_FILENO));
         } catch (const InputError& e) {
             std::cerr << "gpumemtrace check: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
