@@ -95,8 +95,7 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         if (p.phases.size() < options_.max_listed) {
             p.phases.push_back(r.phase);
         }
-        p.lifetimes->setPhase(
-            p.phase_tracker->mark(r.phase.name, r.phase.time_ns, accounting_.processLive(process)));
+        p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
         break;
     }
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "fragmentation.h"
+#include "growth_analysis.h"
 #include "lifetimes.h"
 #include "live_accounting.h"
 #include "phase_tracker.h"
@@ -61,6 +62,7 @@ struct ProcessData {
     std::vector<format::PhaseInfo> phases; // markers, capped
     std::unique_ptr<PhaseTracker> phase_tracker;
     ReadStatus status;
+    std::optional<GrowthResult> growth; // set by analyzeGrowth (growth_analysis.h)
     bool ended = false; // endProcess() was called: its memory no longer counts as live
     uint64_t first_time_ns = 0;
     uint64_t last_time_ns = 0;
@@ -88,6 +90,10 @@ class Analysis {
     // After every trace was read: ends the processes not ended yet, settles the peak,
     // measures the end state, collects leaks.
     void finish();
+
+    // Tells `observer` of every change to a (process, stack) live-byte counter from now on
+    // (nullptr: stop).
+    void observeSites(SiteObserver* observer) { accounting_.setObserver(observer); }
 
     const AnalysisOptions& options() const { return options_; }
     const std::vector<std::unique_ptr<ProcessData>>& processes() const { return processes_; }

@@ -14,7 +14,7 @@ uint32_t LiveAccounting::siteIndex(const Charge& c) {
     auto [index, inserted] = site_index_.tryEmplace(key);
     if (inserted) {
         *index = static_cast<uint32_t>(sites_.size());
-        sites_.push_back(Site{key, {}, {}, false});
+        sites_.push_back(Site{key, {}, {}, false, {}});
     }
     return *index;
 }
@@ -65,6 +65,19 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     Site& s = touch(site);
     s.now.bytes += c.bytes;
     s.now.allocations += 1;
+    SiteHistory& h = s.history;
+    if (h.allocations++ == 0) {
+        h.first_ns = time_ns;
+    }
+    h.last_ns = time_ns;
+    if (s.now.bytes > h.max_bytes) {
+        h.max_bytes = s.now.bytes;
+        ++h.new_maxima;
+        h.last_max_ns = time_ns;
+    }
+    if (observer_) {
+        observer_->onCharge(c, true, time_ns);
+    }
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
     dev += c.bytes;
@@ -100,6 +113,9 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     Site& s = touch(siteIndex(c));
     s.now.bytes -= std::min(s.now.bytes, c.bytes);
     s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
+    if (observer_) {
+        observer_->onCharge(c, false, time_ns);
+    }
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
     dev -= std::min(dev, c.bytes);

@@ -40,6 +40,24 @@ struct SiteLive {
     uint64_t allocations = 0;
 };
 
+// How a (process, stack) counter moved over the whole run: what the growth analysis
+// (growth_analysis.h) uses to choose iteration boundaries and the sites worth following.
+struct SiteHistory {
+    uint64_t allocations = 0; // resident allocations made there
+    uint64_t first_ns = 0;    // the first of them
+    uint64_t last_ns = 0;     // the last
+    uint64_t max_bytes = 0;   // its most live bytes
+    uint64_t new_maxima = 0;  // times its live bytes rose above every earlier level
+    uint64_t last_max_ns = 0; // the last of those
+};
+
+// Told of every change to a (process, stack) counter (the growth pass attaches one).
+class SiteObserver {
+  public:
+    virtual ~SiteObserver() = default;
+    virtual void onCharge(const Charge& c, bool added, uint64_t time_ns) = 0;
+};
+
 struct PeakPoint {
     uint64_t bytes = 0;
     uint64_t time_ns = 0;
@@ -80,6 +98,13 @@ class LiveAccounting {
     // (process << 32 | stack) -> live at the peak, for sites with bytes there.
     std::vector<std::pair<uint64_t, SiteLive>> peakSites() const;
     const std::map<int, Timeline>& timelines() const { return timelines_; }
+    // Every (process << 32 | stack) counter's history, in no particular order.
+    template <typename F> void forEachSiteHistory(F&& f) const {
+        for (const Site& s : sites_) {
+            f(s.key, s.history);
+        }
+    }
+    void setObserver(SiteObserver* observer) { observer_ = observer; }
 
   private:
     struct Site {
@@ -87,6 +112,7 @@ class LiveAccounting {
         SiteLive now;
         SiteLive at_peak;
         bool dirty = false;
+        SiteHistory history;
     };
     // The per-device counters of the device last charged (std::map nodes do not move).
     struct DeviceSlot {
@@ -120,6 +146,7 @@ class LiveAccounting {
     DeviceSlot device_slot_;
     std::map<int, Timeline> timelines_;
     std::function<void(const PeakPoint&)> on_snapshot_;
+    SiteObserver* observer_ = nullptr;
     bool batch_ = false;
     std::vector<int> batch_devices_; // devices whose level changed in the batch
 };

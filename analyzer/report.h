@@ -209,6 +209,50 @@ struct PhaseReport {
     uint64_t peak_time_ns = 0;       // when
     uint64_t leaked_bytes = 0;       // allocated in the phase and never freed
     uint64_t leaked_allocations = 0; // their number
+    // Phases nest (pushes, NVTX ranges): the names from the outermost phase down to this
+    // one, which ends the path. A report saved before nesting existed has [name].
+    std::vector<std::string> path;
+    // The most the live device memory rose above its level when an occurrence began (0 in
+    // reports saved before it existed).
+    uint64_t peak_above_start_bytes = 0;
+};
+
+// Where the iterations of one process begin (analyzer/iteration_clock.h) and how much
+// grows across them. docs/analysis.md, "Growth", defines the figures.
+struct IterationReport {
+    uint64_t pid = 0;
+    std::string source; // "phase", "pattern", or "none"
+    std::string phase;  // source phase: the phase name whose marks or pushes begin them
+    Stack stack;        // source pattern: the stack whose allocations begin them
+    uint64_t stack_id = 0;
+    uint64_t boundaries = 0; // iterations measured: boundaries - 1
+    std::string note;        // source none: why there are no iterations
+    uint64_t growing_sites = 0;
+    uint64_t growth_bytes_per_iteration = 0; // summed over its growing sites
+};
+
+// An allocation site whose live bytes grow across iterations.
+struct GrowthSite {
+    uint64_t pid = 0;
+    uint64_t bytes_per_iteration = 0;
+    uint64_t first_iteration = 0;    // the first iteration (1-based) of the growth
+    uint64_t iterations = 0;         // from the first one through the last measured
+    uint64_t growing_iterations = 0; // of those, the ones in which it grew
+    double confidence = 0;           // (growing + 1) / (iterations + 2)
+    uint64_t live_bytes = 0;         // at the last iteration boundary
+    Stack stack;
+    uint64_t stack_id = 0;
+    // The phase current when its first growing allocation was made (path, outermost
+    // first); empty when none was.
+    std::vector<std::string> phase;
+};
+
+// What the `growth` list covers: with a phase, the sites whose growth began in it (or in
+// a phase nested in it).
+struct GrowthScope {
+    std::optional<std::string> phase;
+    uint64_t sites = 0;               // listed or not
+    uint64_t bytes_per_iteration = 0; // summed
 };
 
 struct Report {
@@ -226,6 +270,9 @@ struct Report {
     std::vector<ErrorReport> errors;
     std::vector<TimelineReport> timeline;
     std::vector<PhaseReport> phases;
+    std::vector<IterationReport> iterations; // one per process
+    std::vector<GrowthSite> growth;          // most bytes per iteration first
+    GrowthScope growth_scope;
 };
 
 // The kinds a report lists, in order.
@@ -237,8 +284,12 @@ struct ReportOptions {
     size_t top = 10;               // leaks, top sites, holes and pins listed
     size_t timeline_points = 2000; // per device (an analysis option: must match it)
     bool symbols = true;           // false: module + offset frames only
-    // Leaks: only those allocated while this phase was current (LeakScope::phase).
+    // Leaks and growth: only those of this phase and the phases nested in it
+    // (LeakScope::phase, GrowthScope::phase).
     std::optional<std::string> phase;
+    // The phase name whose marks or pushes begin iterations (default: chosen,
+    // analyzer/iteration_clock.h). Used where the report is made from traces.
+    std::optional<std::string> iteration;
     // Called for every leak site in scope, largest first, with its stack; true removes
     // it from the list into LeakScope's suppressed figures. Without a filter only the
     // listed sites are symbolized.

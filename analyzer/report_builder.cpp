@@ -80,15 +80,23 @@ struct LeakRow {
     uint64_t allocations = 0;
 };
 
-// The phase index a phase name has in one process, or kNoPhase.
-uint32_t phaseIndex(const ProcessData& p, const std::string& name) {
+// Which phases of one process a phase name covers: the phases of that name and every
+// phase nested in one of them. Empty when the name was never marked.
+std::vector<bool> phasesWithin(const ProcessData& p, const std::string& name) {
     const auto& phases = p.phase_tracker->phases();
+    std::vector<bool> within(phases.size(), false);
+    bool any = false;
     for (uint32_t i = 0; i < phases.size(); ++i) {
-        if (phases[i].name == name) {
-            return i;
+        for (uint32_t ph = i; ph != kNoPhase && !within[i]; ph = phases[ph].parent) {
+            within[i] = phases[ph].name == name;
         }
+        any = any || within[i];
     }
-    return kNoPhase;
+    return any ? within : std::vector<bool>();
+}
+
+bool inScope(const std::vector<bool>& within, uint32_t phase) {
+    return phase < within.size() && within[phase];
 }
 
 std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
@@ -96,13 +104,13 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
     std::vector<LeakRow> rows;
     for (uint32_t i = 0; i < procs.size(); ++i) {
         const ProcessData& p = *procs[i];
-        const uint32_t wanted = phase ? phaseIndex(p, *phase) : kNoPhase;
-        if (phase && wanted == kNoPhase) {
+        const std::vector<bool> within = phase ? phasesWithin(p, *phase) : std::vector<bool>();
+        if (phase && within.empty()) {
             continue;
         }
         std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
         for (const auto& [key, g] : p.lifetimes->leaks()) {
-            if (phase && key.phase != wanted) {
+            if (phase && !inScope(within, key.phase)) {
                 continue;
             }
             auto [it, inserted] = index.try_emplace(
@@ -145,6 +153,7 @@ class Builder {
         failures(r);
         errors(r);
         timeline(r);
+        growth(r);
         return r;
     }
 
@@ -199,10 +208,11 @@ class Builder {
             r.processes.push_back(processReport(p, proc_leaked));
             for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
                 const PhaseStats& st = phase_stats[ph];
-                r.phases.push_back(PhaseReport{pidOf(p), st.name, st.occurrences, st.first_time_ns,
-                                               st.duration_ns, st.allocations, st.allocated_bytes,
-                                               st.frees, st.peak_bytes, st.peak_time_ns,
-                                               phase_leaked[ph].first, phase_leaked[ph].second});
+                r.phases.push_back(PhaseReport{
+                    pidOf(p), st.name, st.occurrences, st.first_time_ns, st.duration_ns,
+                    st.allocations, st.allocated_bytes, st.frees, st.peak_bytes, st.peak_time_ns,
+                    phase_leaked[ph].first, phase_leaked[ph].second,
+                    p.phase_tracker->path(static_cast<uint32_t>(ph)), st.peak_above_start_bytes});
             }
         }
         const LiveAccounting& acc = analysis_.accounting();
@@ -381,6 +391,60 @@ class Builder {
             if (device >= 0) {
                 r.timeline.push_back(TimelineReport{device, t.points()});
             }
+        }
+    }
+
+    // Iterations and growing sites, where analyzeGrowth (growth_analysis.h) ran.
+    void growth(Report& r) {
+        GrowthScope& scope = r.growth_scope;
+        scope.phase = options_.phase;
+        struct Row {
+            uint32_t process;
+            const GrowthSiteResult* site;
+        };
+        std::vector<Row> rows;
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            const ProcessData& p = *procs_[i];
+            if (!p.growth) {
+                continue;
+            }
+            const GrowthResult& g = *p.growth;
+            IterationReport it;
+            it.pid = pidOf(p);
+            it.source = std::string(sourceName(g.clock.source));
+            it.phase = g.clock.phase;
+            if (g.clock.source == IterationClock::Source::Pattern) {
+                it.stack = stackOf(i, g.clock.stack);
+                it.stack_id = g.clock.stack;
+            }
+            it.boundaries = g.boundaries;
+            it.note = g.clock.why_none;
+            const std::vector<bool> within =
+                options_.phase ? phasesWithin(p, *options_.phase) : std::vector<bool>();
+            for (const GrowthSiteResult& site : g.sites) {
+                ++it.growing_sites;
+                it.growth_bytes_per_iteration += site.bytes_per_iteration;
+                if (!options_.phase || inScope(within, site.phase)) {
+                    rows.push_back({i, &site});
+                }
+            }
+            r.iterations.push_back(std::move(it));
+        }
+        std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+            return a.site->bytes_per_iteration > b.site->bytes_per_iteration;
+        });
+        for (const Row& row : rows) {
+            ++scope.sites;
+            scope.bytes_per_iteration += row.site->bytes_per_iteration;
+            if (r.growth.size() >= options_.top) {
+                continue; // counted, not symbolized
+            }
+            const GrowthSiteResult& s = *row.site;
+            const ProcessData& p = *procs_[row.process];
+            r.growth.push_back(GrowthSite{pidOf(p), s.bytes_per_iteration, s.first_iteration,
+                                          s.iterations, s.growing_iterations, s.confidence,
+                                          s.live_bytes, stackOf(row.process, s.stack), s.stack,
+                                          p.phase_tracker->path(s.phase)});
         }
     }
 

@@ -174,6 +174,12 @@ Frame frameOf(const Field& f) {
     return frame;
 }
 
+std::vector<std::string> strings(const Field& f) {
+    std::vector<std::string> out;
+    f.forEach([&](const Field& item) { out.push_back(item.str()); });
+    return out;
+}
+
 Stack stackOf(const Field& f) {
     Stack stack;
     f.forEach([&](const Field& frame) { stack.push_back(frameOf(frame)); });
@@ -395,7 +401,66 @@ PhaseReport phaseOf(const Field& f) {
     p.peak_time_ns = u64(f, "peak_time_ns");
     p.leaked_bytes = u64(f, "leaked_bytes");
     p.leaked_allocations = u64(f, "leaked_allocations");
+    if (auto path = f.find("path")) {
+        p.path = strings(*path);
+    } else {
+        p.path = {p.name}; // saved before phases nested
+    }
+    p.peak_above_start_bytes = u64Or(f, "peak_above_start_bytes", 0);
     return p;
+}
+
+IterationReport iterationOf(const Field& f) {
+    IterationReport it;
+    it.pid = u64(f, "pid");
+    it.source = str(f, "source");
+    if (it.source != "phase" && it.source != "pattern" && it.source != "none") {
+        f.at("source").fail("expected \"phase\", \"pattern\" or \"none\"");
+    }
+    it.phase = str(f, "phase");
+    it.stack = stackOf(f.at("stack"));
+    it.stack_id = u64(f, "stack_id");
+    it.boundaries = u64(f, "boundaries");
+    it.note = str(f, "note");
+    it.growing_sites = u64(f, "growing_sites");
+    it.growth_bytes_per_iteration = u64(f, "growth_bytes_per_iteration");
+    return it;
+}
+
+GrowthSite growthOf(const Field& f) {
+    GrowthSite g;
+    g.pid = u64(f, "pid");
+    g.bytes_per_iteration = u64(f, "bytes_per_iteration");
+    g.first_iteration = u64(f, "first_iteration");
+    g.iterations = u64(f, "iterations");
+    g.growing_iterations = u64(f, "growing_iterations");
+    g.confidence = f.at("confidence").number();
+    if (g.confidence < 0 || g.confidence > 1) {
+        f.at("confidence").fail("expected a number from 0 to 1");
+    }
+    g.live_bytes = u64(f, "live_bytes");
+    g.stack = stackOf(f.at("stack"));
+    g.stack_id = u64(f, "stack_id");
+    g.phase = strings(f.at("phase"));
+    return g;
+}
+
+GrowthScope growthScopeOf(const Report& r, const std::optional<Field>& f) {
+    GrowthScope s;
+    if (!f) { // saved before growth was measured: what is listed
+        s.sites = r.growth.size();
+        for (const GrowthSite& g : r.growth) {
+            s.bytes_per_iteration += g.bytes_per_iteration;
+        }
+        return s;
+    }
+    f->at("phase"); // required, null for the whole run
+    if (auto phase = f->find("phase")) {
+        s.phase = phase->str();
+    }
+    s.sites = u64(*f, "sites");
+    s.bytes_per_iteration = u64(*f, "bytes_per_iteration");
+    return s;
 }
 
 } // namespace
@@ -445,6 +510,13 @@ Report fromJson(const Json& json) {
     if (auto phases = root.find("phases")) {
         phases->forEach([&](const Field& p) { r.phases.push_back(phaseOf(p)); });
     }
+    if (auto iterations = root.find("iterations")) {
+        iterations->forEach([&](const Field& i) { r.iterations.push_back(iterationOf(i)); });
+    }
+    if (auto growth = root.find("growth")) {
+        growth->forEach([&](const Field& g) { r.growth.push_back(growthOf(g)); });
+    }
+    r.growth_scope = growthScopeOf(r, root.find("growth_scope"));
     return r;
 }
 

@@ -78,6 +78,14 @@ Json processJson(const ProcessReport& p) {
     return j;
 }
 
+Json textList(const std::vector<std::string>& items) {
+    Json out = Json::array();
+    for (const std::string& item : items) {
+        out.push_back(text(item));
+    }
+    return out;
+}
+
 Json optional(const std::optional<uint64_t>& v) {
     return v ? Json(*v) : Json(nullptr);
 }
@@ -248,9 +256,43 @@ Json toJson(const Report& r) {
                               {"peak_bytes", p.peak_bytes},
                               {"peak_time_ns", p.peak_time_ns},
                               {"leaked_bytes", p.leaked_bytes},
-                              {"leaked_allocations", p.leaked_allocations}});
+                              {"leaked_allocations", p.leaked_allocations},
+                              {"path", textList(p.path)},
+                              {"peak_above_start_bytes", p.peak_above_start_bytes}});
     }
     report["phases"] = std::move(phases);
+
+    Json iterations = Json::array();
+    for (const IterationReport& it : r.iterations) {
+        iterations.push_back(Json{{"pid", it.pid},
+                                  {"source", it.source},
+                                  {"phase", text(it.phase)},
+                                  {"stack", stackJson(it.stack)},
+                                  {"stack_id", it.stack_id},
+                                  {"boundaries", it.boundaries},
+                                  {"note", text(it.note)},
+                                  {"growing_sites", it.growing_sites},
+                                  {"growth_bytes_per_iteration", it.growth_bytes_per_iteration}});
+    }
+    report["iterations"] = std::move(iterations);
+    Json growth = Json::array();
+    for (const GrowthSite& g : r.growth) {
+        growth.push_back(Json{{"pid", g.pid},
+                              {"bytes_per_iteration", g.bytes_per_iteration},
+                              {"first_iteration", g.first_iteration},
+                              {"iterations", g.iterations},
+                              {"growing_iterations", g.growing_iterations},
+                              {"confidence", g.confidence},
+                              {"live_bytes", g.live_bytes},
+                              {"stack", stackJson(g.stack)},
+                              {"stack_id", g.stack_id},
+                              {"phase", textList(g.phase)}});
+    }
+    report["growth"] = std::move(growth);
+    const GrowthScope& gs = r.growth_scope;
+    report["growth_scope"] = Json{{"phase", gs.phase ? Json(text(*gs.phase)) : Json(nullptr)},
+                                  {"sites", gs.sites},
+                                  {"bytes_per_iteration", gs.bytes_per_iteration}};
     return report;
 }
 

@@ -50,6 +50,7 @@ class TextReport {
         leaks();
         peak();
         phases();
+        growth();
         fragmentation();
         failures();
         errors();
@@ -187,13 +188,65 @@ class TextReport {
                           humanBytes(p.allocated_bytes).c_str(),
                           static_cast<unsigned long long>(p.frees),
                           humanBytes(p.peak_bytes).c_str(), humanBytes(p.leaked_bytes).c_str());
-            std::string name = p.name + pidNote(p.pid);
+            // Nested phases are indented under the phase they are in.
+            std::string name = std::string(2 * (p.path.empty() ? 0 : p.path.size() - 1), ' ') +
+                               p.name + pidNote(p.pid);
             if (name.size() < 20) {
                 name.resize(20, ' ');
             }
             out_.line({{"  ", Tone::Plain},
                        {name, Tone::Plain, true},
                        {row, p.leaked_bytes ? Tone::Warn : Tone::Plain}});
+        }
+    }
+
+    // Where iterations begin, then what grows across them.
+    void growth() {
+        bool any = false;
+        for (const IterationReport& it : r_.iterations) {
+            if (it.source == "none") {
+                continue;
+            }
+            if (!any) {
+                heading("Growth across iterations");
+                any = true;
+            }
+            const uint64_t measured = it.boundaries > 0 ? it.boundaries - 1 : 0;
+            std::string where = it.source == "phase" ? "each time phase " + it.phase + " began"
+                                                     : "each allocation at " + siteLabel(it.stack) +
+                                                           " (the repeating allocation pattern)";
+            out_.line("  iterations" + pidNote(it.pid) + ": " + plural(measured, "iteration") +
+                          ", beginning " + where,
+                      Tone::Dim);
+            if (it.growing_sites == 0) {
+                out_.line({{"  no allocation site grows", Tone::Good}});
+            }
+        }
+        if (!any) {
+            return;
+        }
+        size_t i = 0;
+        for (const GrowthSite& g : r_.growth) {
+            char confidence[16];
+            std::snprintf(confidence, sizeof confidence, "%.2f", g.confidence);
+            std::string what = " per iteration from iteration " +
+                               std::to_string(g.first_iteration) + " (grew in " +
+                               std::to_string(g.growing_iterations) + " of " +
+                               std::to_string(g.iterations) + ", confidence " + confidence + "), " +
+                               humanBytes(g.live_bytes) + " live at the last" + pidNote(g.pid);
+            if (!g.phase.empty()) {
+                what += ", in phase " + g.phase.back();
+            }
+            out_.line({{"  #" + std::to_string(++i) + " +", Tone::Plain},
+                       {humanBytes(g.bytes_per_iteration), Tone::Bad},
+                       {what, Tone::Plain}});
+            out_.stack(g.stack, "      ");
+        }
+        const GrowthScope& scope = r_.growth_scope;
+        if (scope.sites > r_.growth.size()) {
+            out_.line("  ... " + plural(scope.sites - r_.growth.size(), "more growing site") +
+                          " (--top lists more)",
+                      Tone::Dim);
         }
     }
 

@@ -10,6 +10,9 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.top = options.top; // holes and pins kept per fragmentation row: as many as listed
     Analysis analysis(ao);
     analyzeTraces(traces, analysis);
+    GrowthOptions growth;
+    growth.iteration = options.iteration;
+    analyzeGrowth(analysis, growth);
     return makeReport(analysis, options);
 }
 

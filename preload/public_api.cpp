@@ -8,6 +8,14 @@ extern "C" __attribute__((visibility("default"))) void gpumemtrace_mark_phase(co
     Recorder::instance().markPhase(name);
 }
 
+extern "C" __attribute__((visibility("default"))) void gpumemtrace_push_phase(const char* name) {
+    Recorder::instance().markPhase(name, gmt::format::PhaseKind::Push);
+}
+
+extern "C" __attribute__((visibility("default"))) void gpumemtrace_pop_phase(void) {
+    Recorder::instance().markPhase(nullptr, gmt::format::PhaseKind::Pop);
+}
+
 extern "C" __attribute__((visibility("default"))) int gpumemtrace_flush(void) {
     return Recorder::instance().flush() ? 0 : -1;
 }

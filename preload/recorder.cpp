@@ -237,14 +237,21 @@ void Recorder::commit(const Pending& pending, const format::Event& e) {
     }
 }
 
-void Recorder::markPhase(const char* name) {
+void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     Session* s = active() ? session() : nullptr;
-    if (!s || !name) {
+    if (!s || (!name && kind != format::PhaseKind::Pop)) {
         return;
     }
-    uint8_t body[4200];
+    uint8_t body[4220];
     format::ByteWriter w(body, sizeof body);
-    format::encodePhase(w, {nowNs(), std::string(name).substr(0, 4096)});
+    format::PhaseInfo phase;
+    phase.time_ns = nowNs();
+    if (name) {
+        phase.name.assign(name, strnlen(name, 4096));
+    }
+    phase.kind = kind;
+    phase.tid = currentTid();
+    format::encodePhase(w, phase);
     pushRecord(s, format::RecordTag::Phase, body, w.size());
 }
 

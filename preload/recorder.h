@@ -36,7 +36,8 @@ class Recorder {
     Pending reserve(format::Event& e);
     void commit(const Pending& pending, const format::Event& e);
 
-    void markPhase(const char* name);
+    // A Phase record (trace_format.h): a mark or push needs a name; a pop has none.
+    void markPhase(const char* name, format::PhaseKind kind = format::PhaseKind::Mark);
     bool flush();
     // Ends the trace: drains and writes the trailer. `signal` is the fatal signal, or 0.
     void finalize(int signal, bool from_signal);

@@ -130,6 +130,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.symbols = !args.no_symbols;
     ao.top = args.top;
     ao.phase = args.phase;
+    ao.iteration = args.iteration;
     if (!suppressions.empty()) {
         ao.leak_filter = [&suppressions](const analyzer::LeakSite& site) {
             return suppressions.matchLeak(site) != nullptr;
@@ -142,6 +143,8 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     limits.max_leaked_bytes = args.max_leaked_bytes;
     limits.max_leaks = args.max_leaks;
     limits.max_peak_bytes = args.max_peak_bytes;
+    limits.max_peak_increase = args.max_peak_increase;
+    limits.max_growth = args.max_growth;
     limits.phase = args.phase;
     limits.fail_on_errors = args.fail_on_errors;
     limits.allow_incomplete = args.allow_incomplete;
@@ -196,7 +199,14 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
 
 std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) {
     CheckOptions* o = &options;
+    CLI::Option* phase =
+        cmd->add_option("--phase", o->phase,
+                        "Apply --max-leaked-bytes, --max-leaks, --max-peak-bytes and "
+                        "--max-growth to phase NAME (gpumemtrace_mark_phase, "
+                        "gpumemtrace_push_phase, NVTX ranges) and the phases nested in it")
+            ->type_name("NAME");
     return {
+        phase,
         cmd->add_option("--max-leaked-bytes", o->max_leaked_bytes,
                         "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
             ->transform(sizeTransform())
@@ -206,9 +216,19 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_option("--max-peak-bytes", o->max_peak_bytes,
                         "Peak device memory allowed per process (default: no limit)")
             ->transform(sizeTransform()),
-        cmd->add_option("--phase", o->phase,
-                        "Apply --max-leaked-bytes, --max-leaks and --max-peak-bytes to phase "
-                        "NAME (gpumemtrace_mark_phase) instead of the whole run")
+        cmd->add_option("--max-peak-increase", o->max_peak_increase,
+                        "With --phase: how much the device memory may rise above its level "
+                        "when the phase began")
+            ->transform(sizeTransform())
+            ->needs(phase),
+        cmd->add_option("--max-growth", o->max_growth,
+                        "Bytes per iteration that growing allocation sites may add, summed "
+                        "(default: growth is noted, not failed)")
+            ->transform(sizeTransform())
+            ->type_name("BYTES_PER_ITERATION"),
+        cmd->add_option("--iteration", o->iteration,
+                        "The phase NAME whose marks or pushes begin iterations (default: the "
+                        "outermost phase marked most often, else the allocation pattern)")
             ->type_name("NAME"),
         cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
                       "Fail on double, invalid or mismatched frees (default: on)"),
@@ -242,7 +262,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "  gpumemtrace record -o 'ci.%p.gmtrace' -- ctest\n"
                 "  gpumemtrace check ci.*.gmtrace --max-leaked-bytes 1M "
                 "--suppressions gpumemtrace.supp --junit gpumemtrace.xml\n"
-                "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G");
+                "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G\n"
+                "  gpumemtrace check train.gmtrace --max-growth 0 --iteration step");
     cmd->callback([args, &exit_code] {
         try {
             exit_code =

@@ -18,7 +18,10 @@ struct CheckOptions {
     uint64_t max_leaked_bytes = 0;
     std::optional<uint64_t> max_leaks;
     std::optional<uint64_t> max_peak_bytes;
-    std::optional<std::string> phase; // the limits apply to this phase (leak_gate.h)
+    std::optional<uint64_t> max_peak_increase; // with a phase (leak_gate.h)
+    std::optional<uint64_t> max_growth;        // bytes per iteration (leak_gate.h)
+    std::optional<std::string> phase;          // the limits apply to this phase (leak_gate.h)
+    std::optional<std::string> iteration;      // the phase name that begins iterations
     bool fail_on_errors = true;
     bool allow_incomplete = false;
     std::string suppressions;

@@ -4,6 +4,7 @@
 #include "size_parse.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace gmt::cli {
@@ -162,6 +163,67 @@ CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
     return out;
 }
 
+// With a phase: how far the device memory rose above where each occurrence began.
+CheckOutcome checkPeakIncrease(const Report& report, const std::string& phase, uint64_t limit) {
+    CheckOutcome out;
+    out.name = "peak_increase";
+    uint64_t increase = 0;
+    for (const PhaseReport* p : phaseRows(report, phase)) {
+        increase = std::max(increase, p->peak_above_start_bytes);
+    }
+    out.failed = increase > limit;
+    out.summary = formatBytes(increase) + " more device memory at the peak of phase " + phase +
+                  " than when it began (limit " + formatBytes(limit) + ")";
+    return out;
+}
+
+std::string growthLine(const analyzer::GrowthSite& g) {
+    char confidence[16];
+    std::snprintf(confidence, sizeof confidence, "%.2f", g.confidence);
+    return "+" + formatBytes(g.bytes_per_iteration) + " per iteration from iteration " +
+           std::to_string(g.first_iteration) + " (grew in " + std::to_string(g.growing_iterations) +
+           " of " + std::to_string(g.iterations) + ", confidence " + confidence +
+           "), allocated at:";
+}
+
+// Where the iterations came from, for the summary.
+std::string iterationSource(const Report& report) {
+    for (const analyzer::IterationReport& it : report.iterations) {
+        const uint64_t measured = it.boundaries > 0 ? it.boundaries - 1 : 0;
+        if (it.source == "phase") {
+            return plural(measured, "iteration") + " of phase " + it.phase;
+        }
+        if (it.source == "pattern") {
+            return plural(measured, "iteration") + " of the allocation pattern";
+        }
+        return "no iterations: " + it.note;
+    }
+    return "no iterations";
+}
+
+CheckOutcome checkGrowth(const Report& report, const GateLimits& limits, const GateDetail& detail) {
+    CheckOutcome out;
+    out.name = "growth";
+    const analyzer::GrowthScope& scope = report.growth_scope;
+    const std::string in_phase = limits.phase ? " in phase " + *limits.phase : "";
+    out.failed = limits.max_growth && scope.bytes_per_iteration > *limits.max_growth;
+    out.summary = scope.sites == 0
+                      ? "no growth" + in_phase
+                      : formatBytes(scope.bytes_per_iteration) + " more per iteration" + in_phase +
+                            " from " + plural(scope.sites, "growing site");
+    out.summary += " (" + iterationSource(report) + "; limit " +
+                   (limits.max_growth ? formatBytes(*limits.max_growth) : "none") + ")";
+    size_t shown = 0;
+    for (const analyzer::GrowthSite& g : report.growth) {
+        if (shown++ == detail.top) {
+            break;
+        }
+        out.details.push_back({growthLine(g), ""});
+        appendStack(out.details, g.stack, detail, "    ");
+    }
+    return out;
+}
+
 CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppressions& suppressions,
                          const GateDetail& detail) {
     CheckOutcome out;
@@ -271,6 +333,17 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
     }
     v.checks.push_back(checkLeaks(report, limits, detail));
     v.checks.push_back(checkPeak(report, limits));
+    if (limits.phase && limits.max_peak_increase) {
+        v.checks.push_back(checkPeakIncrease(report, *limits.phase, *limits.max_peak_increase));
+    }
+    if (limits.max_growth) {
+        v.checks.push_back(checkGrowth(report, limits, detail));
+    } else if (report.growth_scope.sites > 0) {
+        // Found, but not gated: said once, so that nobody misses it.
+        v.notes.push_back(formatBytes(report.growth_scope.bytes_per_iteration) +
+                          " per iteration grows at " + plural(report.growth_scope.sites, "site") +
+                          " (gpumemtrace report shows them; --max-growth gates them)");
+    }
     v.checks.push_back(checkErrors(report, limits, suppressions, detail));
     if (!incomplete.name.empty()) {
         v.checks.push_back(std::move(incomplete));

@@ -19,6 +19,11 @@ struct GateLimits {
     uint64_t max_leaked_bytes = 0;
     std::optional<uint64_t> max_leaks;      // leaked allocations
     std::optional<uint64_t> max_peak_bytes; // device-resident bytes at the peak
+    // With a phase: the most its device memory may rise above the level it began at.
+    std::optional<uint64_t> max_peak_increase;
+    // Bytes per iteration that growing allocation sites may add, summed (the report's
+    // growth scope); unset: growth is noted, never failed.
+    std::optional<uint64_t> max_growth;
     // The leak and peak limits apply to this phase (its leaks: the report's leak scope;
     // its peak: the phase's); a phase never marked fails the gate.
     std::optional<std::string> phase;
@@ -49,8 +54,9 @@ struct ProcessVerdict {
     std::string command;
     std::string trace_file;
     double duration_s = 0;
-    std::vector<std::string> notes;   // incomplete trace, dropped events, OOMs
-    std::vector<CheckOutcome> checks; // [phase,] leaks, peak, errors (+ trace when incomplete)
+    std::vector<std::string> notes; // incomplete trace, dropped events, OOMs
+    // [phase,] leaks, peak, [peak increase,] [growth,] errors (+ trace when incomplete)
+    std::vector<CheckOutcome> checks;
 
     bool failed() const;
 };

@@ -180,6 +180,9 @@ int runRecord(const RecordArgs& args) {
     const char* existing = std::getenv("LD_PRELOAD");
     ::setenv("LD_PRELOAD", withPreload(existing ? existing : "", library).c_str(), 1);
     ::setenv("GPUMEMTRACE_OUTPUT", tmpl.c_str(), 1);
+    // NVTX ranges become phases (preload/hooks/nvtx_injection.cpp), unless another NVTX
+    // tool was chosen already: that one keeps the ranges.
+    ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
     if (args.stack_depth) {
         ::setenv("GPUMEMTRACE_STACK_DEPTH", std::to_string(*args.stack_depth).c_str(), 1);
     }

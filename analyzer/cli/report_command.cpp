@@ -31,6 +31,7 @@ struct ReportArgs {
     bool full_stacks = false;
     bool no_symbols = false;
     std::optional<std::string> phase;
+    std::optional<std::string> iteration;
 };
 
 bool endsWith(const std::string& s, const std::string& suffix) {
@@ -45,6 +46,7 @@ int runReport(const ReportArgs& args) {
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
+    options.iteration = args.iteration;
     const Report report = reportOfTraces(args.traces, options);
 
     std::string format = args.format;
@@ -99,8 +101,13 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                   "Show every frame in text, also the recorder's, the CUDA libraries' and "
                   "headers' and libc start-up");
     cmd->add_option("--phase", args->phase,
-                    "List the leaks allocated while phase NAME was current "
-                    "(gpumemtrace_mark_phase)")
+                    "List the leaks and growth of phase NAME and the phases nested in it "
+                    "(gpumemtrace_mark_phase, gpumemtrace_push_phase, NVTX ranges)")
+        ->type_name("NAME");
+    cmd->add_option("--iteration", args->iteration,
+                    "The phase NAME whose marks or pushes begin iterations, for the growth "
+                    "analysis (default: the outermost phase marked most often, else the "
+                    "allocation pattern)")
         ->type_name("NAME");
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,

@@ -39,6 +39,7 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
         ro.timeline_points = 16; // no view of these reports shows the timeline
         ro.top = options.top;
         ro.phase = options.phase;
+        ro.iteration = options.iteration;
         ro.leak_filter = options.leak_filter;
         return analyzer::reportOfTraces({path}, ro);
     } catch (const analyzer::TraceError& e) {

@@ -21,8 +21,9 @@ class InputError : public std::runtime_error {
 
 struct AnalyzeOptions {
     bool symbols = true;
-    size_t top = 10;                  // leak and peak sites listed with their stacks
-    std::optional<std::string> phase; // leaks of this phase only (analyzer::LeakScope)
+    size_t top = 10;                      // leak and peak sites listed with their stacks
+    std::optional<std::string> phase;     // leaks of this phase only (analyzer::LeakScope)
+    std::optional<std::string> iteration; // analyzer::ReportOptions::iteration
     // Suppressed leak sites (see analyzer::ReportOptions::leak_filter).
     std::function<bool(const analyzer::LeakSite&)> leak_filter;
 };

@@ -21,6 +21,14 @@ extern "C" {
  * relate allocations and the peak to phases. Names longer than 4096 bytes are cut. */
 GPUMEMTRACE_API void gpumemtrace_mark_phase(const char* name);
 
+/* Nested phases: gpumemtrace_push_phase() begins a phase inside the current one of this
+ * thread ("test_train" > "step"), gpumemtrace_pop_phase() ends the innermost one pushed
+ * by this thread; what was current before the push is current again. NVTX range pushes
+ * and pops do the same when the recorder is the NVTX tool (docs/configuration.md). A
+ * mark inside a pushed phase is nested in it, and ends with it. */
+GPUMEMTRACE_API void gpumemtrace_push_phase(const char* name);
+GPUMEMTRACE_API void gpumemtrace_pop_phase(void);
+
 /* Moves everything recorded so far from the in-file ring into the log. Recorded events
  * are durable without it; this only makes the log current. Returns 0, or -1 when this
  * process has no trace (nothing recorded yet, or tracing is off). */

@@ -144,3 +144,81 @@ TEST_CASE("phases: names past the cap share one entry") {
     CHECK(r.phases.back().leaked_bytes == 1000);
     CHECK(r.processes[0].phases.size() == 20); // markers listed: capped
 }
+
+// Nested phases: a test pushed around a loop that marks its steps (as the pytest plugin
+// and NVTX ranges do).
+TEST_CASE("phases: pushed phases nest - marks inside them are their children") {
+    auto b = standardTrace();
+    b.event(Ev::alloc(5, B, 10 * MiB, Api::cudaMalloc, Kind::Device, 1)); // held throughout
+    b.push(10, "test_a");
+    b.phase(11, "step", format::PhaseKind::Mark, 100);
+    b.event(Ev::alloc(12, B + 0x10000000, 4 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.phase(13, "step", format::PhaseKind::Mark, 100);
+    b.event(Ev::alloc(14, B + 0x20000000, 4 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::free(15, B + 0x10000000));
+    b.pop(20);
+    b.push(30, "test_b");
+    b.event(Ev::alloc(31, B + 0x30000000, 1 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.event(Ev::free(32, B + 0x30000000));
+    b.phase(33, "step", format::PhaseKind::Mark, 100);
+    b.pop(40);
+    b.pop(41); // nothing pushed: ignored
+    b.event(Ev::alloc(50, B + 0x40000000, 2 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.trailer(60);
+    auto r = report(b);
+    // test_a, its step, test_b, its step: two "step" phases, one per parent.
+    REQUIRE(r.phases.size() == 4);
+    const auto& a = r.phases[0];
+    CHECK(a.name == "test_a");
+    CHECK(a.path == std::vector<std::string>{"test_a"});
+    CHECK(a.occurrences == 1);
+    CHECK(a.duration_ns == 10);
+    CHECK(a.allocations == 0); // its steps made them
+    CHECK(a.peak_bytes == 18 * MiB);
+    CHECK(a.peak_above_start_bytes == 8 * MiB);
+    const auto& a_step = r.phases[1];
+    CHECK(a_step.path == std::vector<std::string>{"test_a", "step"});
+    CHECK(a_step.occurrences == 2);
+    CHECK(a_step.duration_ns == 9); // 11..20: the pop of test_a ends its step too
+    CHECK(a_step.allocations == 2);
+    CHECK(a_step.leaked_bytes == 4 * MiB);
+    const auto& tb = r.phases[2];
+    CHECK(tb.path == std::vector<std::string>{"test_b"});
+    CHECK(tb.allocations == 1);
+    CHECK(tb.peak_above_start_bytes == 1 * MiB);
+    CHECK(r.phases[3].path == std::vector<std::string>{"test_b", "step"});
+
+    // After the last pop no phase is current: the last allocation is in none.
+    CHECK(r.summary.leaked_bytes == 16 * MiB);
+    CHECK(a.leaked_bytes + a_step.leaked_bytes + tb.leaked_bytes + r.phases[3].leaked_bytes ==
+          4 * MiB);
+
+    // --phase test_a covers what its nested steps leaked; test_b leaked nothing.
+    analyzer::ReportOptions o;
+    o.phase = "test_a";
+    auto in_a = report(b, o);
+    CHECK(in_a.leak_scope.bytes == 4 * MiB);
+    REQUIRE(in_a.leaks.size() == 1);
+    CHECK(in_a.leaks[0].stack_id == 2);
+    o.phase = "test_b";
+    CHECK(report(b, o).leak_scope.bytes == 0);
+}
+
+TEST_CASE("phases: pushes nest per thread - a mark of another thread stays at the base") {
+    auto b = standardTrace();
+    b.phase(1, "train"); // thread 0 (no tid: an older trace's marks)
+    b.push(2, "step", 7);
+    b.event(Ev::alloc(3, B, 1 * MiB, Api::cudaMalloc, Kind::Device, 1));
+    b.pop(4, 7);
+    b.phase(5, "eval");
+    b.trailer(10);
+    auto r = report(b);
+    REQUIRE(r.phases.size() == 3);
+    CHECK(r.phases[0].path == std::vector<std::string>{"train"});
+    // A push at a thread's base level is nested in the marked phase it interrupts.
+    CHECK(r.phases[1].path == std::vector<std::string>{"train", "step"});
+    CHECK(r.phases[1].leaked_bytes == 1 * MiB);
+    CHECK(r.phases[0].peak_bytes == 1 * MiB); // its nested step's allocation counts
+    CHECK(r.phases[0].duration_ns == 4);
+    CHECK(r.phases[2].path == std::vector<std::string>{"eval"});
+}

@@ -536,6 +536,63 @@ def test_record_check():
     expect(files_under(".") == before, "the command did not run")
 
 
+# ----- growth across iterations ---------------------------------------------------------
+
+def frames_of(stack):
+    return [f.get("function", "").split("(")[0] for f in stack]
+
+
+def test_growth():
+    need_cudasim()
+    if not os.path.exists(ARGS.training_loop):
+        raise Skip("training loop not built: " + ARGS.training_loop)
+    expected_source = {"phases": "phase", "nvtx": "phase", "nested": "phase", "none": "pattern"}
+    for marks in ["phases", "nvtx", "nested", "none"]:
+        for keep in ["keep", "constant"]:
+            trace = "g-%s-%s.gmtrace" % (marks, keep)
+            r = gmt("record", "-q", "-o", trace, "--", ARGS.training_loop, marks, keep)
+            expect(r.returncode == 0, "record " + trace, r)
+            report = report_json(trace)
+            what = "%s/%s: %s %s" % (marks, keep, report["iterations"], report["growth"])
+            it = report["iterations"][0]
+            expect(it["source"] == expected_source[marks], "iterations from " + what)
+            if marks != "none":
+                expect(it["phase"] == "step" and it["boundaries"] == 50, "step x50: " + what)
+            if keep == "constant":
+                expect(report["growth"] == [] and it["growing_sites"] == 0, "no growth: " + what)
+                continue
+            expect(len(report["growth"]) == 1, "one growing site: " + what)
+            g = report["growth"][0]
+            expect(g["bytes_per_iteration"] == 1 << 20 and g["first_iteration"] == 1 and
+                   g["growing_iterations"] == 49 and g["confidence"] > 0.95, "1 MiB/step: " + what)
+            expect("keep_activation" in frames_of(g["stack"]), "at keep_activation: " + what)
+            # Nothing leaks at exit: the loop frees its list at the end.
+            expect(report["summary"]["leaked_bytes"] == 0, "no leak at exit: " + what)
+    # NVTX ranges became nested phases.
+    phases = {" > ".join(p["path"]) for p in report_json("g-nvtx-keep.gmtrace")["phases"]}
+    expect(phases == {"step", "step > forward", "step > backward"}, "NVTX phases: %s" % phases)
+
+    # The gate: growth is noted without a limit, fails above one, passes under one.
+    r = gmt("check", "g-none-keep.gmtrace")
+    expect(r.returncode == 0 and "1.0 MiB per iteration grows at 1 site" in r.stdout,
+           "check without --max-growth notes it", r)
+    r = gmt("check", "g-phases-keep.gmtrace", "--max-growth", "512K")
+    expect(r.returncode == 1 and "FAIL growth" in r.stdout and "keep_activation" in r.stdout,
+           "--max-growth 512K fails, naming the stack", r)
+    r = gmt("check", "g-phases-keep.gmtrace", "--max-growth", "2M")
+    expect(r.returncode == 0 and "ok   growth" in r.stdout, "--max-growth 2M passes", r)
+    r = gmt("check", "g-phases-constant.gmtrace", "--max-growth", "0")
+    expect(r.returncode == 0, "a constant working set passes --max-growth 0", r)
+    r = gmt("check", "g-nested-keep.gmtrace", "--max-growth", "0", "--phase", "train")
+    expect(r.returncode == 1, "the growth is in phase train", r)
+    r = gmt("check", "g-nvtx-keep.gmtrace", "--max-growth", "0", "--iteration", "nosuch")
+    expect(r.returncode == 0 and "phase nosuch was never marked" in r.stdout,
+           "an --iteration never marked says so", r)
+    r = gmt("report", "g-nvtx-keep.gmtrace")
+    expect(r.returncode == 0 and "Growth across iterations" in r.stdout and
+           "keep_activation" in r.stdout, "the text report shows the growth", r)
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -543,6 +600,7 @@ def main():
     parser.add_argument("--gpumemtrace", required=True)
     parser.add_argument("--probe", required=True)
     parser.add_argument("--nccl-like", default="")
+    parser.add_argument("--training-loop", default="")
     parser.add_argument("--cudasim", required=True)
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()

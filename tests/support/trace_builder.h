@@ -108,9 +108,17 @@ class TraceBuilder {
         return body(tf::RecordTag::Event,
                     [&](tf::ByteWriter& w) { tf::encodeEventBody(w, e, prev_); });
     }
-    TraceBuilder& phase(uint64_t t, const std::string& name) {
-        tf::PhaseInfo p{t, name};
+    TraceBuilder& phase(uint64_t t, const std::string& name,
+                        tf::PhaseKind kind = tf::PhaseKind::Mark, uint32_t tid = 0) {
+        tf::PhaseInfo p{t, name, kind, tid};
         return body(tf::RecordTag::Phase, [&](tf::ByteWriter& w) { tf::encodePhase(w, p); });
+    }
+    // A nested phase (gpumemtrace_push_phase, an NVTX range) on thread `tid`, and its end.
+    TraceBuilder& push(uint64_t t, const std::string& name, uint32_t tid = 100) {
+        return phase(t, name, tf::PhaseKind::Push, tid);
+    }
+    TraceBuilder& pop(uint64_t t, uint32_t tid = 100) {
+        return phase(t, "", tf::PhaseKind::Pop, tid);
     }
     TraceBuilder& trailer(const tf::TrailerInfo& t) {
         return body(tf::RecordTag::Trailer, [&](tf::ByteWriter& w) { tf::encodeTrailer(w, t); });

@@ -313,7 +313,7 @@ enum class RecordTag : uint8_t {
     Stack = 4,   // an interned call stack: id, depth, frames (ip-1, delta-coded)
     Event = 5,   // a delta-coded Event
     Trailer = 6, // clean end of trace: see TrailerInfo
-    Phase = 7,   // user marker from gpumemtrace_mark_phase(): time, name
+    Phase = 7,   // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
 };
 
 struct HeaderInfo {
@@ -368,9 +368,19 @@ struct TrailerInfo {
     int32_t exit_signal = 0; // the fatal signal that ended the process; 0: it exited
 };
 
+// What a Phase record does. Older traces have marks only (the fields are absent).
+enum class PhaseKind : uint8_t {
+    Mark = 0, // gpumemtrace_mark_phase(): the named phase replaces the current one
+    Push = 1, // gpumemtrace_push_phase() or an NVTX range push: a nested phase begins
+    Pop = 2,  // gpumemtrace_pop_phase() or an NVTX range pop: the innermost one ends (no name)
+};
+
 struct PhaseInfo {
     uint64_t time_ns = 0;
     std::string name;
+    // --- appended: absent in older traces (a mark, thread 0) ----------------------------
+    PhaseKind kind = PhaseKind::Mark;
+    uint32_t tid = 0; // the thread that marked it: nesting is per thread
 };
 
 // ---------------------------------------------------------------------------------
@@ -893,11 +903,22 @@ inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
 inline void encodePhase(ByteWriter& w, const PhaseInfo& p) {
     w.varint(p.time_ns);
     w.string(p.name);
+    w.varint(static_cast<uint8_t>(p.kind));
+    w.varint(p.tid);
 }
 
 inline bool decodePhase(ByteReader& r, PhaseInfo& p) {
     p.time_ns = r.varint();
     p.name = r.string(4096);
+    p.kind = PhaseKind::Mark;
+    p.tid = 0;
+    if (!r.atEnd()) {
+        const uint64_t kind = r.varint();
+        // An unknown kind (a newer recorder) reads as a mark: its name still counts.
+        p.kind = kind <= static_cast<uint8_t>(PhaseKind::Pop) ? static_cast<PhaseKind>(kind)
+                                                              : PhaseKind::Mark;
+        p.tid = static_cast<uint32_t>(r.varint());
+    }
     return r.ok();
 }
 
