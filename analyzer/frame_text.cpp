@@ -95,6 +95,15 @@ std::string siteLabel(const Stack& stack) {
     return frameText(stack.front()).str();
 }
 
+const Frame* sourceFrame(const Stack& stack) {
+    for (const Frame& f : stack) {
+        if (!hiddenFrame(f) && !f.file.empty() && f.line > 0) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
 std::string siteKey(const Stack& stack) {
     std::string key;
     for (const Frame& f : stack) {

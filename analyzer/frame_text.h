@@ -39,6 +39,10 @@ std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style);
 // The frame a reader would call "where it was allocated": the first shown frame.
 std::string siteLabel(const Stack& stack);
 
+// The frame a source annotation points at: the first shown frame with a file and line;
+// null when the stack has none (not symbolized, no debug information).
+const Frame* sourceFrame(const Stack& stack);
+
 // A stack's identity across runs: function names (Python: function and file), or, for
 // frames without one, module basename + offset (addresses move with ASLR, offsets do not).
 std::string siteKey(const Stack& stack);

@@ -20,6 +20,10 @@ extern "C" __attribute__((visibility("default"))) int gpumemtrace_flush(void) {
     return Recorder::instance().flush() ? 0 : -1;
 }
 
+extern "C" __attribute__((visibility("default"))) const char* gpumemtrace_trace_file(void) {
+    return Recorder::instance().tracePath();
+}
+
 extern "C" __attribute__((visibility("default"))) int gpumemtrace_active(void) {
     return Recorder::instance().active() ? 1 : 0;
 }

@@ -255,6 +255,11 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     pushRecord(s, format::RecordTag::Phase, body, w.size());
 }
 
+const char* Recorder::tracePath() {
+    Session* s = active() ? session() : nullptr;
+    return s ? s->file.path().c_str() : nullptr;
+}
+
 bool Recorder::flush() {
     Session* s = session_.load(std::memory_order_acquire);
     if (!s) {

@@ -39,6 +39,8 @@ class Recorder {
     // A Phase record (trace_format.h): a mark or push needs a name; a pop has none.
     void markPhase(const char* name, format::PhaseKind kind = format::PhaseKind::Mark);
     bool flush();
+    // This process's trace file (creating it when tracing and not yet created), or null.
+    const char* tracePath();
     // Ends the trace: drains and writes the trailer. `signal` is the fatal signal, or 0.
     void finalize(int signal, bool from_signal);
     // The fatal-signal path when the application has a handler of its own: the process may

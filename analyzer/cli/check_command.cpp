@@ -4,16 +4,22 @@
 #include "commands.h"
 
 #include "check_gate.h"
+#include "check_json.h"
+#include "github_annotations.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
 #include "report_input.h"
+#include "sarif_writer.h"
 #include "size_parse.h"
+#include "source_paths.h"
 #include "suppressions.h"
 #include "terminal_style.h"
 #include "text_safety.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <unistd.h>
@@ -85,15 +91,26 @@ void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressio
     }
 }
 
-JUnitSuite junitSuite(const ProcessVerdict& v) {
+// Named after the command and rank, never the pid, so a CI system can follow a test case
+// from run to run; processes of the same name are numbered in the order of the traces.
+JUnitSuite junitSuite(const ProcessVerdict& v, const std::string& name) {
     JUnitSuite suite;
-    suite.name = "gpumemtrace " + processName(v);
+    suite.name = "gpumemtrace " + name;
     suite.time_s = v.duration_s;
     suite.properties = {{"trace_file", v.trace_file}, {"pid", std::to_string(v.pid)}};
+    if (v.rank) {
+        suite.properties.emplace_back("rank", std::to_string(*v.rank));
+    }
+    if (!v.host.empty()) {
+        suite.properties.emplace_back("host", v.host);
+    }
+    std::string classname = "gpumemtrace." + name;
+    // JUnit readers split class names at dots into packages: keep the name one part.
+    std::replace(classname.begin() + 12, classname.end(), '.', '_');
     for (const CheckOutcome& c : v.checks) {
         JUnitCase tc;
         tc.name = c.name;
-        tc.classname = "gpumemtrace.pid" + std::to_string(v.pid);
+        tc.classname = classname;
         tc.failed = c.failed;
         std::string text;
         for (const std::string& note : v.notes) {
@@ -112,6 +129,14 @@ JUnitSuite junitSuite(const ProcessVerdict& v) {
         suite.cases.push_back(std::move(tc));
     }
     return suite;
+}
+
+void writeFile(const std::string& path, const std::string& content, const char* what) {
+    std::ofstream file(path, std::ios::trunc);
+    file << content;
+    if (!file.flush()) {
+        throw InputError(std::string("cannot write ") + what + " " + path);
+    }
 }
 
 } // namespace
@@ -166,7 +191,9 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
         }
         printVerdict(out, v);
     }
-    printSuppressions(out, suppressions);
+    if (args.format == "text" || args.format == "github") {
+        printSuppressions(out, suppressions);
+    }
     const std::string processes =
         std::to_string(verdicts.size()) + (verdicts.size() == 1 ? " process)" : " processes)");
     if (failed_processes == 0) {
@@ -180,19 +207,31 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
                        " checks in " + std::to_string(failed_processes) + " of " + processes,
                    Tone::Plain}});
     }
-    stream << out.str();
+    const SourceRoot root(args.source_root);
+    if (args.format == "json") {
+        stream << analyzer::jsonText(checkJson(verdicts, suppressions, root), 2) << '\n';
+    } else {
+        stream << out.str();
+        if (args.format == "github") {
+            stream << githubAnnotations(verdicts, root);
+        }
+    }
     stream.flush();
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
+        std::map<std::string, int> seen;
         for (const ProcessVerdict& v : verdicts) {
-            suites.push_back(junitSuite(v));
+            std::string name = stableName(v);
+            if (const int n = ++seen[name]; n > 1) {
+                name += " #" + std::to_string(n);
+            }
+            suites.push_back(junitSuite(v, name));
         }
-        std::ofstream file(args.junit, std::ios::trunc);
-        file << renderJUnit(suites, "gpumemtrace check");
-        if (!file.flush()) {
-            throw InputError("cannot write JUnit report " + args.junit);
-        }
+        writeFile(args.junit, renderJUnit(suites, "gpumemtrace check"), "JUnit report");
+    }
+    if (!args.sarif.empty()) {
+        writeFile(args.sarif, analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n", "SARIF log");
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
@@ -237,6 +276,17 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_option("--suppressions", o->suppressions,
                         "File of leak:PATTERN / error:PATTERN lines to ignore"),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+        cmd->add_option("--sarif", o->sarif,
+                        "Also write the findings as SARIF 2.1.0 to FILE (code scanning)"),
+        cmd->add_option("--format", o->format,
+                        "text, json (docs/check.schema.json) or github (text, then GitHub "
+                        "Actions ::error annotations on the leaking source lines)")
+            ->check(CLI::IsMember({"text", "json", "github"}))
+            ->default_str("text"),
+        cmd->add_option("--source-root", o->source_root,
+                        "Paths in annotations and SARIF are relative to DIR (default: "
+                        "$GITHUB_WORKSPACE, else the current directory)")
+            ->type_name("DIR"),
         cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
             ->default_str("5"),
         cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),

@@ -26,6 +26,9 @@ struct CheckOptions {
     bool allow_incomplete = false;
     std::string suppressions;
     std::string junit;
+    std::string format = "text"; // text, json or github (what goes to the output stream)
+    std::string sarif;           // also write SARIF 2.1.0 to this file
+    std::string source_root;     // paths in annotations and SARIF are relative to it
     size_t top = 5;
     size_t frames = 8;
     bool full_stacks = false;

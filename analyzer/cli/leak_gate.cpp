@@ -91,6 +91,8 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
         out.summary += ", " + plural(*limits.max_leaks, "allocation");
     }
     out.summary += ")";
+    out.value = scope.bytes;
+    out.limit = limits.max_leaked_bytes;
     if (scope.suppressed_bytes > 0 || scope.suppressed_sites > 0) {
         out.summary += "; " + formatBytes(scope.suppressed_bytes) + " suppressed";
     }
@@ -108,6 +110,8 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
         }
         out.details.push_back({line + " allocated at:", ""});
         appendStack(out.details, leak.stack, detail, "    ");
+        out.findings.push_back(
+            {"leak", line + " allocated here is never freed", leak.bytes, leak.stack});
     }
     if (scope.sites > shown) {
         out.details.push_back(
@@ -134,6 +138,8 @@ CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
         what = " of device memory at the peak of phase " + *limits.phase;
     }
     out.summary = formatBytes(peak) + what;
+    out.value = peak;
+    out.limit = limits.max_peak_bytes;
     if (limits.max_peak_bytes) {
         out.failed = peak > *limits.max_peak_bytes;
         out.summary += " (limit " + formatBytes(*limits.max_peak_bytes) + ")";
@@ -159,6 +165,11 @@ CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
         const analyzer::PeakSite& site = report.peak.top_sites[i];
         out.details.push_back(
             {"  " + formatBytes(site.bytes) + " from " + analyzer::siteLabel(site.stack), ""});
+        out.findings.push_back({"peak",
+                                formatBytes(site.bytes) + " held here at the peak of " +
+                                    formatBytes(peak) + " (limit " +
+                                    formatBytes(*limits.max_peak_bytes) + ")",
+                                site.bytes, site.stack});
     }
     return out;
 }
@@ -172,6 +183,8 @@ CheckOutcome checkPeakIncrease(const Report& report, const std::string& phase, u
         increase = std::max(increase, p->peak_above_start_bytes);
     }
     out.failed = increase > limit;
+    out.value = increase;
+    out.limit = limit;
     out.summary = formatBytes(increase) + " more device memory at the peak of phase " + phase +
                   " than when it began (limit " + formatBytes(limit) + ")";
     return out;
@@ -207,12 +220,15 @@ CheckOutcome checkGrowth(const Report& report, const GateLimits& limits, const G
     const analyzer::GrowthScope& scope = report.growth_scope;
     const std::string in_phase = limits.phase ? " in phase " + *limits.phase : "";
     out.failed = limits.max_growth && scope.bytes_per_iteration > *limits.max_growth;
+    out.value = scope.bytes_per_iteration;
+    out.limit = limits.max_growth;
     out.summary = scope.sites == 0
                       ? "no growth" + in_phase
                       : formatBytes(scope.bytes_per_iteration) + " more per iteration" + in_phase +
                             " from " + plural(scope.sites, "growing site");
-    out.summary += " (" + iterationSource(report) + "; limit " +
-                   (limits.max_growth ? formatBytes(*limits.max_growth) : "none") + ")";
+    out.summary +=
+        " (" + iterationSource(report) + "; limit " +
+        (limits.max_growth ? formatBytes(*limits.max_growth) : "none: --max-growth sets one") + ")";
     size_t shown = 0;
     for (const analyzer::GrowthSite& g : report.growth) {
         if (shown++ == detail.top) {
@@ -220,6 +236,10 @@ CheckOutcome checkGrowth(const Report& report, const GateLimits& limits, const G
         }
         out.details.push_back({growthLine(g), ""});
         appendStack(out.details, g.stack, detail, "    ");
+        out.findings.push_back({"growth",
+                                "live bytes allocated here grow by " +
+                                    formatBytes(g.bytes_per_iteration) + " per iteration",
+                                g.bytes_per_iteration, g.stack});
     }
     return out;
 }
@@ -247,6 +267,7 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
         }
         out.details.push_back({line + " at:", ""});
         appendStack(out.details, e.stack, detail, "    ");
+        out.findings.push_back({type, line, 0, e.stack});
         if (!e.allocation_stack.empty()) {
             out.details.push_back({"  allocated at:", ""});
             appendStack(out.details, e.allocation_stack, detail, "    ");
@@ -264,6 +285,10 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
         out.details.push_back({"... " + plural(count - detail.top, "more error"), ""});
     }
     out.failed = limits.fail_on_errors && count > 0;
+    out.value = count;
+    if (limits.fail_on_errors) {
+        out.limit = 0;
+    }
     if (count == 0) {
         out.summary = "no errors";
     } else {
@@ -282,6 +307,19 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
 }
 
 } // namespace
+
+std::string stableName(const ProcessVerdict& v) {
+    // A command line can be long (a test runner's arguments): its start names it.
+    constexpr size_t kMaxCommand = 200;
+    std::string name = v.command.empty() ? "(unknown command)" : v.command;
+    if (name.size() > kMaxCommand) {
+        name = name.substr(0, kMaxCommand) + "...";
+    }
+    if (v.rank) {
+        name += " rank " + std::to_string(*v.rank);
+    }
+    return name;
+}
 
 bool ProcessVerdict::failed() const {
     return std::any_of(checks.begin(), checks.end(),
@@ -304,6 +342,8 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
     if (report.processes.size() == 1) {
         const analyzer::ProcessReport& p = report.processes.front();
         v.pid = p.pid;
+        v.rank = p.rank;
+        v.host = p.host;
         v.command = p.command;
         v.trace_file = p.trace_file;
     } else if (!report.processes.empty()) {
@@ -336,13 +376,9 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
     if (limits.phase && limits.max_peak_increase) {
         v.checks.push_back(checkPeakIncrease(report, *limits.phase, *limits.max_peak_increase));
     }
-    if (limits.max_growth) {
+    // Growth is a check when it is limited or found (then, without a limit, it never fails).
+    if (limits.max_growth || report.growth_scope.sites > 0) {
         v.checks.push_back(checkGrowth(report, limits, detail));
-    } else if (report.growth_scope.sites > 0) {
-        // Found, but not gated: said once, so that nobody misses it.
-        v.notes.push_back(formatBytes(report.growth_scope.bytes_per_iteration) +
-                          " per iteration grows at " + plural(report.growth_scope.sites, "site") +
-                          " (gpumemtrace report shows them; --max-growth gates them)");
     }
     v.checks.push_back(checkErrors(report, limits, suppressions, detail));
     if (!incomplete.name.empty()) {

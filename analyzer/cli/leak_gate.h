@@ -41,16 +41,30 @@ struct GateDetail {
 // A line under a check; `where` (a frame's file:line) is kept when a terminal is narrow.
 using DetailLine = analyzer::FrameText;
 
+// What a check points at in the program (a leaking allocation site, a growing one, a bad
+// free): for CI annotations and SARIF, which place them on a source line.
+struct Finding {
+    std::string rule;    // "leak", "growth", "peak", "double_free", ...
+    std::string message; // one line
+    uint64_t bytes = 0;  // leaked, per iteration, or held at the peak; 0 for errors
+    analyzer::Stack stack;
+};
+
 // One check ("leaks", "peak", "errors", ...): a one-line summary and the lines under it.
 struct CheckOutcome {
     std::string name;
     bool failed = false;
     std::string summary;
     std::vector<DetailLine> details;
+    std::optional<uint64_t> value; // what was measured (bytes, or a count for errors)
+    std::optional<uint64_t> limit; // what it was held to; unset: no limit
+    std::vector<Finding> findings; // the sites behind it, as listed in the details
 };
 
 struct ProcessVerdict {
     uint64_t pid = 0;
+    std::optional<int64_t> rank;
+    std::string host;
     std::string command;
     std::string trace_file;
     double duration_s = 0;
@@ -60,6 +74,10 @@ struct ProcessVerdict {
 
     bool failed() const;
 };
+
+// A name for a verdict that stays the same from run to run (JUnit, SARIF): the command
+// line, with " rank N" for a rank; no pid, no trace file name.
+std::string stableName(const ProcessVerdict& v);
 
 // `report` is the report of one process (a saved report of several is judged as one).
 ProcessVerdict evaluateProcess(const analyzer::Report& report, const GateLimits& limits,

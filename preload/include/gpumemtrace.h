@@ -34,6 +34,11 @@ GPUMEMTRACE_API void gpumemtrace_pop_phase(void);
  * process has no trace (nothing recorded yet, or tracing is off). */
 GPUMEMTRACE_API int gpumemtrace_flush(void);
 
+/* The path of this process's trace file (starting the trace if it was not yet), or NULL
+ * when this process is not traced. Valid until the process exits. Test harnesses use it to
+ * analyse the trace while the process runs (after gpumemtrace_flush). */
+GPUMEMTRACE_API const char* gpumemtrace_trace_file(void);
+
 /* 1 when calls of this process are being recorded, 0 otherwise. */
 GPUMEMTRACE_API int gpumemtrace_active(void);
 

@@ -574,7 +574,7 @@ def test_growth():
 
     # The gate: growth is noted without a limit, fails above one, passes under one.
     r = gmt("check", "g-none-keep.gmtrace")
-    expect(r.returncode == 0 and "1.0 MiB per iteration grows at 1 site" in r.stdout,
+    expect(r.returncode == 0 and "ok   growth: 1.0 MiB more per iteration from 1 growing site" in r.stdout,
            "check without --max-growth notes it", r)
     r = gmt("check", "g-phases-keep.gmtrace", "--max-growth", "512K")
     expect(r.returncode == 1 and "FAIL growth" in r.stdout and "keep_activation" in r.stdout,
@@ -593,6 +593,70 @@ def test_growth():
            "keep_activation" in r.stdout, "the text report shows the growth", r)
 
 
+# ----- the pytest plugin -------------------------------------------------------------------
+
+def python_with_pytest():
+    """An interpreter that has pytest: this one, or Debian's (python3-pytest)."""
+    for python in [sys.executable, "/usr/bin/python3"]:
+        if python and subprocess.run([python, "-c", "import pytest"],
+                                     capture_output=True).returncode == 0:
+            return python
+    fail("no python3 with pytest (Debian: python3-pytest, in scripts/lib/deps.sh)")
+
+
+def test_pytest_plugin():
+    need_cudasim()
+    python = python_with_pytest()
+    module = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module",
+                          "test_gpu_memory.py")
+    shutil.copy(module, ARGS.workdir)
+    pytest_args = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
+                   "test_gpu_memory.py", "--junitxml=junit.xml", "-o", "junit_family=xunit1"]
+    r = gmt("record", "-q", "-o", "pytest.%p.gmtrace", "--", *pytest_args)
+    expect(r.returncode == 1, "pytest fails: two tests fail", r)
+    out = r.stdout
+    # Exactly those verdicts: the leak, the limit, and nothing else.
+    expect("FAILED test_gpu_memory.py::test_leaking" in out, "test_leaking fails", r)
+    expect("FAILED test_gpu_memory.py::test_over_limit" in out, "test_over_limit fails", r)
+    expect("2 failed, 1 passed" in out, "one test passes", r)
+    summary = out[out.index("gpumemtrace: GPU memory per test"):]
+    expect("FAIL test_gpu_memory.py::test_leaking: leaked 64.0 MiB" in summary,
+           "the summary's leak verdict", r)
+    expect("FAIL test_gpu_memory.py::test_over_limit: over limit: 3.0 GiB" in summary,
+           "the summary's limit verdict", r)
+    expect("ok   test_gpu_memory.py::test_clean: peak +1.0 GiB" in summary,
+           "the summary's clean verdict", r)
+    # The failing test's report shows the verdict and the allocation stack.
+    expect("FAIL leaks: 64.0 MiB leaked in phase test_gpu_memory.py::test_leaking" in out,
+           "the leak's verdict in the failure", r)
+    expect("allocated at:" in out and "cudaMalloc" not in out.split("allocated at:")[1][:0],
+           "the failure lists where it was allocated", r)
+    expect("FAIL peak_increase: 3.0 GiB more device memory at the peak of phase "
+           "test_gpu_memory.py::test_over_limit than when it began (limit 2.0 GiB)" in out,
+           "the limit's verdict in the failure", r)
+    # JUnit, by pytest itself: the failures and the figures as properties.
+    cases = {c.get("name"): c for c in ET.parse(os.path.join(ARGS.workdir, "junit.xml"))
+             .getroot().iter("testcase")}
+    expect(set(cases) == {"test_leaking", "test_over_limit", "test_clean"}, str(cases))
+    expect(cases["test_leaking"].find("failure") is not None and
+           cases["test_over_limit"].find("failure") is not None and
+           cases["test_clean"].find("failure") is None, "JUnit failures")
+    props = {p.get("name"): p.get("value") for p in cases["test_leaking"].iter("property")}
+    expect(props.get("gpumemtrace_leaked_bytes") == str(64 << 20), "JUnit property %s" % props)
+
+    # The same module without the recorder (the plugin importable, as when installed): a
+    # clear warning, no verdicts, the tests pass.
+    plugin_env = {"PYTHONPATH": os.path.join(os.path.dirname(ARGS.gpumemtrace), os.pardir,
+                                             "lib", "gpumemtrace", "python")}
+    r = run(pytest_args, extra_env=plugin_env)
+    expect(r.returncode == 0 and "3 passed" in r.stdout, "without the recorder tests pass", r)
+    expect("not running under the gpumemtrace recorder" in r.stdout,
+           "without the recorder it says so", r)
+    r = run(pytest_args + ["--gpumemtrace-require"], extra_env=plugin_env)
+    expect(r.returncode == 4 and "not running under the gpumemtrace recorder" in r.stderr,
+           "--gpumemtrace-require stops", r)
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -601,6 +665,8 @@ def main():
     parser.add_argument("--probe", required=True)
     parser.add_argument("--nccl-like", default="")
     parser.add_argument("--training-loop", default="")
+    parser.add_argument("--source-root", default="")
+    parser.add_argument("--sarif-schema", default="")
     parser.add_argument("--cudasim", required=True)
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()

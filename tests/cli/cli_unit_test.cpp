@@ -219,8 +219,8 @@ TEST_CASE("check: an incomplete trace fails unless allowed") {
 
 TEST_CASE("check --phase: the limits apply to the phase; an unmarked phase fails") {
     Report r = report({}, 10 << 20);
-    r.phases.push_back({42, "train", 3, 100, 900, 6, 6 << 20, 6, 5 << 20, 150, 0, 0});
-    r.phases.push_back({42, "eval", 1, 1000, 100, 1, 1 << 20, 1, 9 << 20, 1050, 0, 0});
+    r.phases.push_back({42, "train", 3, 100, 900, 6, 6 << 20, 6, 5 << 20, 150, 0, 0, {"train"}, 0});
+    r.phases.push_back({42, "eval", 1, 1000, 100, 1, 1 << 20, 1, 9 << 20, 1050, 0, 0, {"eval"}, 0});
     GateLimits limits;
     limits.phase = "train";
     limits.max_peak_bytes = 6 << 20;

@@ -1,0 +1,263 @@
+"""GPU memory verdicts per test, for pytest runs recorded by gpumemtrace.
+
+    gpumemtrace record -- python -m pytest --gpumemtrace tests/
+
+With ``--gpumemtrace`` every test's call is a phase of the trace (pushed before the test
+function runs, popped after it returns), and right after it the plugin has the trace so far
+analysed for that phase (``gpumemtrace check --phase TEST --format json``):
+
+* leaks: GPU memory the test allocated and still held when it returned;
+* growth: allocation sites whose live bytes grow across the iterations the test runs
+  (phases it marks, NVTX ranges, or its allocation pattern; docs/analysis.md);
+* the peak increase: how far the device memory rose above its level when the test began.
+
+Every test gets a verdict (the terminal summary lists them; the figures are JUnit
+properties of the test case with ``--junitxml``). A test *fails* on them when marked:
+
+* ``@pytest.mark.gpu_limit_memory("2 GiB")``: its peak increase is over the size;
+* ``@pytest.mark.gpu_no_leaks``: it leaked, or memory it allocated grows across its
+  iterations.
+
+``--gpumemtrace-no-leaks`` treats every test as marked ``gpu_no_leaks``;
+``--gpumemtrace-max-growth SIZE`` fails any test whose growth per iteration is over SIZE.
+The failure shows the verdict with the allocation stacks.
+
+The plugin talks to the recorder through its public C API (include/gpumemtrace.h), which
+libgpumemtrace.so exports when it is preloaded. Run without the recorder, it says so once
+and checks nothing (``--gpumemtrace-require`` makes that an error instead).
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
+               "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+               "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_size(text):
+    """'2 GiB', '512M', '1048576' -> bytes (binary units, as the gpumemtrace CLI reads them)."""
+    value = str(text).strip().replace("_", "")
+    number = value.rstrip("BbKkMmGgTtIi ")
+    unit = value[len(number):].strip().upper()
+    if not number or unit not in _SIZE_UNITS:
+        raise ValueError("not a size: %r (use e.g. '2 GiB', '512M')" % (text,))
+    return int(float(number) * _SIZE_UNITS[unit])
+
+
+def _format_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
+
+
+class _Recorder:
+    """libgpumemtrace.so's public API, when this process runs under the recorder."""
+
+    def __init__(self):
+        self.path = None
+        lib = ctypes.CDLL(None)  # the process's global symbols: LD_PRELOAD's among them
+        try:
+            self.push = lib.gpumemtrace_push_phase
+            self.pop = lib.gpumemtrace_pop_phase
+            self.flush = lib.gpumemtrace_flush
+            trace_file = lib.gpumemtrace_trace_file
+            active = lib.gpumemtrace_active
+        except AttributeError:
+            self.available = False
+            return
+        self.push.argtypes = [ctypes.c_char_p]
+        self.push.restype = None
+        self.pop.argtypes = []
+        self.pop.restype = None
+        self.flush.restype = ctypes.c_int
+        trace_file.restype = ctypes.c_char_p
+        active.restype = ctypes.c_int
+        self.available = active() == 1
+        if self.available:
+            path = trace_file()
+            self.path = path.decode() if path else None
+            self.available = self.path is not None
+
+
+def _preload_library():
+    """The path of the libgpumemtrace.so mapped into this process, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libgpumemtrace.so"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def _find_cli(configured):
+    """--gpumemtrace-cli, $GPUMEMTRACE_CLI, bin/gpumemtrace next to the preloaded
+    library's lib/, or gpumemtrace on PATH."""
+    candidates = [configured, os.environ.get("GPUMEMTRACE_CLI")]
+    library = _preload_library()
+    if library:
+        candidates.append(os.path.join(os.path.dirname(library), os.pardir, "bin",
+                                       "gpumemtrace"))
+    candidates.append(shutil.which("gpumemtrace"))
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
+class GpuMemTrace:
+    """The per-test phases and verdicts of one pytest process."""
+
+    def __init__(self, config, recorder, cli):
+        self.config = config
+        self.recorder = recorder
+        self.cli = cli
+        self.no_leaks = config.getoption("gpumemtrace_no_leaks")
+        growth = config.getoption("gpumemtrace_max_growth")
+        self.max_growth = parse_size(growth) if growth is not None else None
+        self.verdicts = []  # (nodeid, verdict line, failed)
+
+    def _check(self, item, limit, no_leaks):
+        """`gpumemtrace check` of the trace so far, for this test's phase."""
+        self.recorder.flush()
+        args = [self.cli, "check", self.recorder.path, "--phase", item.nodeid, "--format",
+                "json", "--allow-incomplete", "--no-fail-on-errors", "--top", "5",
+                "--max-leaked-bytes", "0" if no_leaks else str(1 << 62)]
+        if limit is not None:
+            args += ["--max-peak-increase", str(limit)]
+        max_growth = 0 if no_leaks else self.max_growth
+        if max_growth is not None:
+            args += ["--max-growth", str(max_growth)]
+        run = subprocess.run(args, capture_output=True, text=True,
+                             env=_without_recorder(os.environ))
+        if run.returncode not in (0, 1):
+            raise RuntimeError("gpumemtrace check failed (exit %d): %s"
+                               % (run.returncode, run.stderr.strip()))
+        return json.loads(run.stdout)["processes"][0]
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        limit_marker = item.get_closest_marker("gpu_limit_memory")
+        limit = None
+        if limit_marker is not None:
+            if len(limit_marker.args) != 1:
+                raise pytest.UsageError("gpu_limit_memory takes one size, e.g. "
+                                        "@pytest.mark.gpu_limit_memory(\"2 GiB\")")
+            limit = parse_size(limit_marker.args[0])
+        no_leaks = self.no_leaks or item.get_closest_marker("gpu_no_leaks") is not None
+        self.recorder.push(item.nodeid.encode())
+        try:
+            outcome = yield
+        finally:
+            self.recorder.pop()
+        verdict = self._check(item, limit, no_leaks)
+        checks = {c["name"]: c for c in verdict["checks"]}
+        leaked = checks["leaks"]["value"] or 0
+        growth = checks.get("growth", {}).get("value") or 0
+        increase = checks.get("peak_increase", {}).get("value")
+        item.user_properties.append(("gpumemtrace_leaked_bytes", leaked))
+        item.user_properties.append(("gpumemtrace_growth_bytes_per_iteration", growth))
+        if increase is not None:
+            item.user_properties.append(("gpumemtrace_peak_increase_bytes", increase))
+        failed = [c for c in verdict["checks"] if not c["passed"] and c["name"] != "errors"]
+        words = []
+        if leaked:
+            words.append("leaked " + _format_bytes(leaked))
+        if growth:
+            words.append("grows " + _format_bytes(growth) + "/iteration")
+        if "peak_increase" in checks:
+            over = not checks["peak_increase"]["passed"]
+            words.append(("over limit: " if over else "peak +")
+                         + checks["peak_increase"]["summary"].split(" more")[0])
+        line = ", ".join(words) or "ok"
+        self.verdicts.append((item.nodeid, line, bool(failed)))
+        if failed and outcome.excinfo is None:
+            text = ["GPU memory verdict of %s (gpumemtrace):" % item.nodeid]
+            for c in failed:
+                text.append("  FAIL %s: %s" % (c["name"], c["summary"]))
+                text += ["    " + d for d in c["details"]]
+            pytest.fail("\n".join(text), pytrace=False)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        terminalreporter.section("gpumemtrace: GPU memory per test")
+        terminalreporter.write_line("trace: " + self.recorder.path)
+        for nodeid, line, failed in self.verdicts:
+            terminalreporter.write_line("%s %s: %s" % ("FAIL" if failed else "ok  ", nodeid,
+                                                       line))
+
+
+def _without_recorder(env):
+    """The CLI is not traced: LD_PRELOAD without libgpumemtrace.so."""
+    env = dict(env)
+    kept = [p for p in env.get("LD_PRELOAD", "").replace(":", " ").split()
+            if not os.path.basename(p).startswith("libgpumemtrace")]
+    if kept:
+        env["LD_PRELOAD"] = " ".join(kept)
+    else:
+        env.pop("LD_PRELOAD", None)
+    return env
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("gpumemtrace", "GPU memory verdicts per test (gpumemtrace)")
+    group.addoption("--gpumemtrace", action="store_true", default=False,
+                    help="make each test a phase of the gpumemtrace trace and give it GPU "
+                         "memory verdicts (run under `gpumemtrace record`)")
+    group.addoption("--gpumemtrace-no-leaks", action="store_true", default=False,
+                    help="fail every test that leaks GPU memory or whose GPU memory grows, "
+                         "as if marked gpu_no_leaks")
+    group.addoption("--gpumemtrace-max-growth", metavar="SIZE", default=None,
+                    help="fail tests whose GPU memory grows by more than SIZE per iteration")
+    group.addoption("--gpumemtrace-require", action="store_true", default=False,
+                    help="stop when not run under `gpumemtrace record` instead of warning")
+    group.addoption("--gpumemtrace-cli", metavar="PATH", default=None,
+                    help="the gpumemtrace executable (default: next to the preloaded "
+                         "libgpumemtrace.so, then PATH)")
+
+
+_PROBLEM = []  # why this run has no verdicts, for the report header
+
+
+def pytest_report_header(config):
+    if _PROBLEM:
+        return ["gpumemtrace: " + _PROBLEM[0]]
+    return None
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu_limit_memory(size): fail when the test needs more GPU memory than "
+                   "SIZE ('2 GiB') above what was in use when it began (gpumemtrace)")
+    config.addinivalue_line(
+        "markers", "gpu_no_leaks: fail when GPU memory the test allocated is still held when "
+                   "it returns, or grows across its iterations (gpumemtrace)")
+    if not config.getoption("gpumemtrace"):
+        return
+    recorder = _Recorder()
+    problem = None
+    if not recorder.available:
+        problem = ("pytest is not running under the gpumemtrace recorder "
+                   "(libgpumemtrace.so is not preloaded, or GPUMEMTRACE_ENABLE=0): no GPU "
+                   "memory verdicts, and the gpu_limit_memory / gpu_no_leaks markers are not "
+                   "checked. Run: gpumemtrace record -- python -m pytest --gpumemtrace ...")
+    cli = _find_cli(config.getoption("gpumemtrace_cli")) if recorder.available else None
+    if recorder.available and cli is None:
+        problem = ("the gpumemtrace executable was not found (--gpumemtrace-cli, "
+                   "$GPUMEMTRACE_CLI, next to libgpumemtrace.so, PATH): no GPU memory verdicts")
+    if problem:
+        _PROBLEM.append(problem)
+        if config.getoption("gpumemtrace_require"):
+            raise pytest.UsageError("gpumemtrace: " + problem)
+        config.issue_config_time_warning(pytest.PytestConfigWarning("gpumemtrace: " + problem),
+                                         stacklevel=2)
+        return
+    config.pluginmanager.register(GpuMemTrace(config, recorder, cli), "gpumemtrace-session")
