@@ -24,8 +24,26 @@ SourceRoot::SourceRoot(const std::string& root) {
 }
 
 std::string SourceRoot::relative(const std::string& path) const {
-    if (path.empty() || path.front() != '/') {
-        return path; // already relative (as compilers record files given relatively)
+    if (path.empty()) {
+        return path;
+    }
+    if (path.front() != '/') {
+        // Relative to the directory it was compiled in (ccache's base_dir, builds that name
+        // sources relatively): "../../src/a.cpp". Without the leading ".." parts it is the
+        // path under the root when a file is there.
+        std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+        auto it = p.begin();
+        while (it != p.end() && (*it == ".." || *it == ".")) {
+            ++it;
+        }
+        std::filesystem::path rest;
+        for (; it != p.end(); ++it) {
+            rest /= *it;
+        }
+        std::error_code ec;
+        return !rest.empty() && std::filesystem::exists(root_ + rest.string(), ec)
+                   ? rest.string()
+                   : path;
     }
     const std::string normal = std::filesystem::path(path).lexically_normal().string();
     if (normal.compare(0, root_.size(), root_) == 0 && normal.size() > root_.size()) {

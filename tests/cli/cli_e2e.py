@@ -593,6 +593,90 @@ def test_growth():
            "keep_activation" in r.stdout, "the text report shows the growth", r)
 
 
+# ----- CI formats -------------------------------------------------------------------------
+
+def source_line(path, text):
+    """The 1-based line of `path` (under the source root) that contains `text`."""
+    with open(os.path.join(ARGS.source_root, path)) as f:
+        for number, line in enumerate(f, 1):
+            if text in line:
+                return number
+    fail("%s has no line with %r" % (path, text))
+
+
+def validate(document, schema_path, draft):
+    try:
+        import jsonschema
+    except ImportError:
+        fail("python3-jsonschema is needed (scripts/lib/deps.sh installs it)")
+    with open(schema_path) as f:
+        schema = json.load(f)
+    getattr(jsonschema, draft)(schema).validate(document)
+
+
+def test_ci_formats():
+    need_cudasim()
+    leaky, _ = record("ci-leaky", "leak", "2", "4096")
+    probe = "tests/cli/programs/cli_probe.cpp"
+    leak_line = source_line(probe, "check(cudaMalloc(&p, bytes), \"cudaMalloc\");")
+    sarif = os.path.join(ARGS.workdir, "out.sarif")
+    r = gmt("check", *leaky, "--format", "github", "--source-root", ARGS.source_root,
+            "--sarif", sarif)
+    expect(r.returncode == 1, "the leak fails", r)
+    # GitHub annotations: the leaking file and line, relative to the repository.
+    annotations = [l for l in r.stdout.splitlines() if l.startswith("::error ")]
+    expect(len(annotations) == 1, "one annotation per leaking site", r)
+    expect(annotations[0].startswith("::error file=%s,line=%d,title=gpumemtrace%%3A GPU memory "
+                                     "leak::" % (probe, leak_line)), "annotation " + annotations[0])
+    expect("leak_buffers" in annotations[0], "the annotation names the function", r)
+    # SARIF 2.1.0, valid against the schema the SARIF project publishes.
+    if not ARGS.sarif_schema or not os.path.exists(ARGS.sarif_schema):
+        fail("the SARIF schema is missing (%r): scripts/test.sh fetches it "
+             "(scripts/lib/deps.sh, gmt_fetch_sarif_schema)" % ARGS.sarif_schema)
+    with open(sarif) as f:
+        log = json.load(f)
+    validate(log, ARGS.sarif_schema, "Draft4Validator")
+    results = log["runs"][0]["results"]
+    expect(len(results) == 1 and results[0]["ruleId"] == "gpumemtrace/leak", str(results))
+    location = results[0]["locations"][0]["physicalLocation"]
+    expect(location["artifactLocation"] == {"uri": probe, "uriBaseId": "SRCROOT"} and
+           location["region"]["startLine"] == leak_line, "SARIF location %s" % location)
+    expect(any("leak_buffers" in fr["location"]["message"]["text"]
+               for fr in results[0]["stacks"][0]["frames"]), "SARIF stack")
+    # A clean run: valid SARIF without results.
+    clean, _ = record("ci-clean", "clean")
+    r = gmt("check", *clean, "--sarif", sarif)
+    expect(r.returncode == 0, "clean passes", r)
+    with open(sarif) as f:
+        log = json.load(f)
+    validate(log, ARGS.sarif_schema, "Draft4Validator")
+    expect(log["runs"][0]["results"] == [], "no results for a clean run")
+
+    # check --format json follows docs/check.schema.json.
+    schema = os.path.join(ARGS.source_root, "docs", "check.schema.json")
+    r = gmt("check", *leaky, "--format", "json", "--source-root", ARGS.source_root)
+    expect(r.returncode == 1, "json: the leak fails", r)
+    verdict = json.loads(r.stdout)
+    validate(verdict, schema, "Draft202012Validator")
+    leaks = verdict["processes"][0]["checks"][0]
+    expect(verdict["passed"] is False and leaks["name"] == "leaks" and leaks["value"] == 8192
+           and leaks["findings"][0]["file"] == probe and
+           leaks["findings"][0]["line"] == leak_line, "json verdict %s" % leaks)
+
+    # JUnit names are the same from run to run: the command (and rank), no pid.
+    names = []
+    for run_number in range(2):
+        traces, _ = record("ci-junit%d" % run_number, "leak", "1", "4096")
+        junit = os.path.join(ARGS.workdir, "junit%d.xml" % run_number)
+        gmt("check", *traces, "--junit", junit)
+        root = ET.parse(junit).getroot()
+        names.append([(s.get("name"), [c.get("classname") for c in s.iter("testcase")])
+                      for s in root.iter("testsuite")])
+    expect(names[0] == names[1], "JUnit names differ between runs: %s" % names)
+    expect(str(names[0]).count("pid") == 0 and "cli_probe leak 1 4096" in str(names[0]),
+           "named after the command: %s" % names)
+
+
 # ----- the pytest plugin -------------------------------------------------------------------
 
 def python_with_pytest():
