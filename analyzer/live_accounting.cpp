@@ -41,6 +41,17 @@ LiveAccounting::DeviceSlot& LiveAccounting::deviceSlot(int device) {
     return d;
 }
 
+LiveAccounting::ProcessDevice& LiveAccounting::processDevice(uint32_t process, int device) {
+    std::vector<ProcessDevice>& devices = process_devices_[process];
+    for (ProcessDevice& d : devices) {
+        if (d.device == device) {
+            return d;
+        }
+    }
+    devices.push_back({device, 0, 0});
+    return devices.back();
+}
+
 uint64_t LiveAccounting::deviceLive(int device) const {
     auto it = device_live_.find(device);
     return it == device_live_.end() ? 0 : it->second;
@@ -59,8 +70,14 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     }
     if (c.process >= process_live_.size()) {
         process_live_.resize(c.process + 1);
+        process_peak_.resize(c.process + 1);
+        process_devices_.resize(c.process + 1);
     }
     process_live_[c.process] += c.bytes;
+    process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
+    ProcessDevice& pd = processDevice(c.process, c.device);
+    pd.live += c.bytes;
+    pd.peak = std::max(pd.peak, pd.live);
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
     s.now.bytes += c.bytes;
@@ -109,6 +126,8 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     if (c.process < process_live_.size()) {
         uint64_t& p = process_live_[c.process];
         p -= std::min(p, c.bytes);
+        ProcessDevice& pd = processDevice(c.process, c.device);
+        pd.live -= std::min(pd.live, c.bytes);
     }
     Site& s = touch(siteIndex(c));
     s.now.bytes -= std::min(s.now.bytes, c.bytes);

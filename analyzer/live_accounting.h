@@ -91,6 +91,20 @@ class LiveAccounting {
     uint64_t processLive(uint32_t process) const {
         return process < process_live_.size() ? process_live_[process] : 0;
     }
+    // One process's own device-resident bytes at most, over all devices and per device
+    // (what a per-rank table shows, whatever other processes held at the same time).
+    uint64_t processPeak(uint32_t process) const {
+        return process < process_peak_.size() ? process_peak_[process] : 0;
+    }
+    struct ProcessDevice {
+        int device = 0;
+        uint64_t live = 0;
+        uint64_t peak = 0;
+    };
+    const std::vector<ProcessDevice>& processDevices(uint32_t process) const {
+        static const std::vector<ProcessDevice> none;
+        return process < process_devices_.size() ? process_devices_[process] : none;
+    }
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
@@ -136,6 +150,9 @@ class LiveAccounting {
     PeakPoint peak_;
     bool pending_ = false;
     std::vector<uint64_t> process_live_;
+    std::vector<uint64_t> process_peak_;
+    std::vector<std::vector<ProcessDevice>> process_devices_; // a few devices per process
+    ProcessDevice& processDevice(uint32_t process, int device);
     std::map<int, uint64_t> device_live_;
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};

@@ -56,6 +56,10 @@ struct ProcessReport {
     std::optional<std::string> incomplete_reason;
     std::optional<uint64_t> valid_log_end_offset;
     std::vector<PhaseMarker> phases; // markers in time order (capped, see AnalysisOptions)
+    // Its own device-resident bytes at most (whatever other processes held then), in all
+    // and per device (ordinal, bytes), ordinals ascending. 0 / empty in older reports.
+    uint64_t peak_bytes = 0;
+    std::vector<std::pair<int64_t, uint64_t>> device_peaks;
 };
 
 struct Summary {
@@ -255,6 +259,27 @@ struct GrowthScope {
     uint64_t bytes_per_iteration = 0; // summed
 };
 
+// One rank of a job (a process whose launcher set a rank) in the per-rank table. A rank
+// is an outlier in a figure when the figure is above the ranks' median by more than a
+// tenth of the median and by more than three median absolute deviations (the median of an
+// even number of ranks is the lower middle one): with most ranks alike, the one that
+// leaks, grows or peaks higher than the rest stands out (analyzer/rank_table.h).
+struct RankRow {
+    int64_t rank = 0;
+    std::string host;
+    uint64_t pid = 0;
+    std::string command;
+    uint64_t peak_bytes = 0;
+    std::vector<std::pair<int64_t, uint64_t>> device_peaks; // (ordinal, bytes)
+    uint64_t leaked_bytes = 0;
+    uint64_t growth_bytes_per_iteration = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    // The figures it stands out in: "peak", "leaked", "growth", "failed_allocations",
+    // "errors".
+    std::vector<std::string> outlier;
+};
+
 struct Report {
     int64_t schema_version = kReportSchemaVersion;
     std::string generator;
@@ -273,6 +298,7 @@ struct Report {
     std::vector<IterationReport> iterations; // one per process
     std::vector<GrowthSite> growth;          // most bytes per iteration first
     GrowthScope growth_scope;
+    std::vector<RankRow> ranks; // the processes that have a rank, by rank
 };
 
 // The kinds a report lists, in order.

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "cuda_errors.h"
+#include "rank_table.h"
 #include "stack_symbolizer.h"
 
 #include <algorithm>
@@ -154,6 +155,7 @@ class Builder {
         errors(r);
         timeline(r);
         growth(r);
+        r.ranks = rankRows({&r});
         return r;
     }
 
@@ -206,6 +208,14 @@ class Builder {
             }
             s.leak_groups += groups.size();
             r.processes.push_back(processReport(p, proc_leaked));
+            ProcessReport& pr = r.processes.back();
+            pr.peak_bytes = analysis_.accounting().processPeak(i);
+            for (const auto& d : analysis_.accounting().processDevices(i)) {
+                if (d.device >= 0) {
+                    pr.device_peaks.emplace_back(d.device, d.peak);
+                }
+            }
+            std::sort(pr.device_peaks.begin(), pr.device_peaks.end());
             for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
                 const PhaseStats& st = phase_stats[ph];
                 r.phases.push_back(PhaseReport{

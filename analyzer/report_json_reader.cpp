@@ -225,6 +225,12 @@ ProcessReport processOf(const Field& f) {
             p.phases.push_back({u64(m, "time_ns"), str(m, "name")});
         });
     }
+    p.peak_bytes = u64Or(f, "peak_bytes", 0);
+    if (auto peaks = f.find("device_peaks")) {
+        peaks->forEach([&](const Field& d) {
+            p.device_peaks.emplace_back(d.at("device").i64(), u64(d, "peak_bytes"));
+        });
+    }
     return p;
 }
 
@@ -445,6 +451,24 @@ GrowthSite growthOf(const Field& f) {
     return g;
 }
 
+RankRow rankOf(const Field& f) {
+    RankRow row;
+    row.rank = f.at("rank").i64();
+    row.host = str(f, "host");
+    row.pid = u64(f, "pid");
+    row.command = str(f, "command");
+    row.peak_bytes = u64(f, "peak_bytes");
+    f.at("device_peaks").forEach([&](const Field& d) {
+        row.device_peaks.emplace_back(d.at("device").i64(), u64(d, "peak_bytes"));
+    });
+    row.leaked_bytes = u64(f, "leaked_bytes");
+    row.growth_bytes_per_iteration = u64(f, "growth_bytes_per_iteration");
+    row.failed_allocations = u64(f, "failed_allocations");
+    row.errors = u64(f, "errors");
+    row.outlier = strings(f.at("outlier"));
+    return row;
+}
+
 GrowthScope growthScopeOf(const Report& r, const std::optional<Field>& f) {
     GrowthScope s;
     if (!f) { // saved before growth was measured: what is listed
@@ -517,6 +541,9 @@ Report fromJson(const Json& json) {
         growth->forEach([&](const Field& g) { r.growth.push_back(growthOf(g)); });
     }
     r.growth_scope = growthScopeOf(r, root.find("growth_scope"));
+    if (auto ranks = root.find("ranks")) {
+        ranks->forEach([&](const Field& row) { r.ranks.push_back(rankOf(row)); });
+    }
     return r;
 }
 

@@ -75,6 +75,12 @@ Json processJson(const ProcessReport& p) {
     }
     j["phases"] = std::move(phases);
     j["end_mono_ns"] = p.end_mono_ns;
+    j["peak_bytes"] = p.peak_bytes;
+    Json device_peaks = Json::array();
+    for (const auto& [device, bytes] : p.device_peaks) {
+        device_peaks.push_back(Json{{"device", device}, {"peak_bytes", bytes}});
+    }
+    j["device_peaks"] = std::move(device_peaks);
     return j;
 }
 
@@ -290,6 +296,25 @@ Json toJson(const Report& r) {
     }
     report["growth"] = std::move(growth);
     const GrowthScope& gs = r.growth_scope;
+    Json ranks = Json::array();
+    for (const RankRow& row : r.ranks) {
+        Json device_peaks = Json::array();
+        for (const auto& [device, bytes] : row.device_peaks) {
+            device_peaks.push_back(Json{{"device", device}, {"peak_bytes", bytes}});
+        }
+        ranks.push_back(Json{{"rank", row.rank},
+                             {"host", text(row.host)},
+                             {"pid", row.pid},
+                             {"command", text(row.command)},
+                             {"peak_bytes", row.peak_bytes},
+                             {"device_peaks", std::move(device_peaks)},
+                             {"leaked_bytes", row.leaked_bytes},
+                             {"growth_bytes_per_iteration", row.growth_bytes_per_iteration},
+                             {"failed_allocations", row.failed_allocations},
+                             {"errors", row.errors},
+                             {"outlier", textList(row.outlier)}});
+    }
+    report["ranks"] = std::move(ranks);
     report["growth_scope"] = Json{{"phase", gs.phase ? Json(text(*gs.phase)) : Json(nullptr)},
                                   {"sites", gs.sites},
                                   {"bytes_per_iteration", gs.bytes_per_iteration}};

@@ -49,6 +49,7 @@ class TextReport {
         summary();
         leaks();
         peak();
+        ranks();
         phases();
         growth();
         fragmentation();
@@ -197,6 +198,13 @@ class TextReport {
             out_.line({{"  ", Tone::Plain},
                        {name, Tone::Plain, true},
                        {row, p.leaked_bytes ? Tone::Warn : Tone::Plain}});
+        }
+    }
+
+    void ranks() {
+        if (r_.ranks.size() >= 2) {
+            out_.blank();
+            writeRankTable(out_, r_.ranks);
         }
     }
 
@@ -369,6 +377,58 @@ class TextReport {
 };
 
 } // namespace
+
+void writeRankTable(StyledText& out, const std::vector<RankRow>& ranks) {
+    if (ranks.size() < 2) {
+        return;
+    }
+    out.line("Ranks (own figures; ! marks a rank above the others' median)", Tone::Heading);
+    char head[200];
+    std::snprintf(head, sizeof head, "  %5s  %-14s %8s  %-22s %11s %11s %8s %7s", "rank", "host",
+                  "pid", "peak per device", "leaked", "growth/it", "failed", "errors");
+    out.line(head, Tone::Dim);
+    size_t outliers = 0;
+    for (const RankRow& row : ranks) {
+        auto mark = [&](const char* figure) {
+            return std::find(row.outlier.begin(), row.outlier.end(), figure) != row.outlier.end()
+                       ? "!"
+                       : " ";
+        };
+        std::string devices;
+        for (const auto& [device, bytes] : row.device_peaks) {
+            devices +=
+                (devices.empty() ? "" : " ") + std::to_string(device) + ":" + humanBytes(bytes);
+        }
+        if (devices.empty()) {
+            devices = "-";
+        }
+        char line[300];
+        std::snprintf(
+            line, sizeof line, "  %5lld  %-14.14s %8llu  %-21s%s %10s%s %10s%s %7llu%s %6llu%s",
+            static_cast<long long>(row.rank), row.host.c_str(),
+            static_cast<unsigned long long>(row.pid), devices.c_str(), mark("peak"),
+            humanBytes(row.leaked_bytes).c_str(), mark("leaked"),
+            humanBytes(row.growth_bytes_per_iteration).c_str(), mark("growth"),
+            static_cast<unsigned long long>(row.failed_allocations), mark("failed_allocations"),
+            static_cast<unsigned long long>(row.errors), mark("errors"));
+        outliers += row.outlier.empty() ? 0 : 1;
+        out.line(line, row.outlier.empty() ? Tone::Plain : Tone::Bad);
+    }
+    if (outliers > 0) {
+        std::string which;
+        for (const RankRow& row : ranks) {
+            if (!row.outlier.empty()) {
+                std::string figures;
+                for (const std::string& f : row.outlier) {
+                    figures += (figures.empty() ? "" : ", ") + f;
+                }
+                which += (which.empty() ? "" : "; ") + std::string("rank ") +
+                         std::to_string(row.rank) + " (" + figures + ")";
+            }
+        }
+        out.line("  outliers: " + which, Tone::Bad);
+    }
+}
 
 std::string renderText(const Report& report, const TextStyle& style) {
     return TextReport(report, style).render();

@@ -11,4 +11,8 @@ namespace gmt::analyzer {
 
 std::string renderText(const Report& report, const TextStyle& style = {});
 
+// The per-rank table (report.h, RankRow) as `report` and `check` print it: nothing for
+// fewer than two ranks.
+void writeRankTable(StyledText& out, const std::vector<RankRow>& ranks);
+
 } // namespace gmt::analyzer

@@ -8,12 +8,14 @@
 #include "github_annotations.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
+#include "rank_table.h"
 #include "report_input.h"
 #include "sarif_writer.h"
 #include "size_parse.h"
 #include "source_paths.h"
 #include "suppressions.h"
 #include "terminal_style.h"
+#include "text_report.h"
 #include "text_safety.h"
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unistd.h>
 
@@ -156,14 +159,14 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.top = args.top;
     ao.phase = args.phase;
     ao.iteration = args.iteration;
+    std::mutex suppressions_mutex; // traces are analysed in parallel; matches are counted
     if (!suppressions.empty()) {
-        ao.leak_filter = [&suppressions](const analyzer::LeakSite& site) {
+        ao.leak_filter = [&suppressions, &suppressions_mutex](const analyzer::LeakSite& site) {
+            std::lock_guard lock(suppressions_mutex);
             return suppressions.matchLeak(site) != nullptr;
         };
     }
-    for (const std::string& trace : traces) {
-        reports.push_back(loadTraceOrReport(trace, ao));
-    }
+    reports = loadEach(expandTraceInputs(traces), ao, args.jobs);
     GateLimits limits;
     limits.max_leaked_bytes = args.max_leaked_bytes;
     limits.max_leaks = args.max_leaks;
@@ -193,6 +196,11 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     }
     if (args.format == "text" || args.format == "github") {
         printSuppressions(out, suppressions);
+        std::vector<const analyzer::Report*> all;
+        for (const analyzer::Report& r : reports) {
+            all.push_back(&r);
+        }
+        analyzer::writeRankTable(out, analyzer::rankRows(all));
     }
     const std::string processes =
         std::to_string(verdicts.size()) + (verdicts.size() == 1 ? " process)" : " processes)");
@@ -287,6 +295,10 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
                         "Paths in annotations and SARIF are relative to DIR (default: "
                         "$GITHUB_WORKSPACE, else the current directory)")
             ->type_name("DIR"),
+        cmd->add_option("--jobs", o->jobs,
+                        "Traces analysed at once, each on its own (default: one per core)")
+            ->check(CLI::Range(0u, 1024u))
+            ->default_str("0"),
         cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
             ->default_str("5"),
         cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),
@@ -302,7 +314,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
         "check", "CI gate: fail (exit 1) when traces leak, peak too high or misuse the API");
     auto args = std::make_shared<CheckArgs>();
     cmd->add_option("traces", args->traces,
-                    "Trace files, one per process (or JSON reports from `gpumemtrace report`)")
+                    "Trace files, one per process, directories of them (a job's ranks), or JSON "
+                    "reports from `gpumemtrace report`")
         ->required();
     addCheckOptions(cmd, args->options);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "

@@ -26,6 +26,7 @@ struct CheckOptions {
     bool allow_incomplete = false;
     std::string suppressions;
     std::string junit;
+    unsigned jobs = 0;           // traces analysed at once; 0: one per core
     std::string format = "text"; // text, json or github (what goes to the output stream)
     std::string sarif;           // also write SARIF 2.1.0 to this file
     std::string source_root;     // paths in annotations and SARIF are relative to it

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include "report.h"
+#include "report_input.h"
 #include "report_json.h"
 #include "terminal_style.h"
 #include "text_report.h"
@@ -47,7 +48,7 @@ int runReport(const ReportArgs& args) {
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
     options.iteration = args.iteration;
-    const Report report = reportOfTraces(args.traces, options);
+    const Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
 
     std::string format = args.format;
     if (format.empty()) {
@@ -86,7 +87,10 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("report", "Analyse traces: leaks, peak, fragmentation, "
                                              "failures, errors, phases");
     auto args = std::make_shared<ReportArgs>();
-    cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
+    cmd->add_option("traces", args->traces,
+                    "Trace files, one per process, or directories of them (a job's ranks: "
+                    "the report has a per-rank table)")
+        ->required();
     cmd->add_option("--format", args->format,
                     "text or json (default: text, or json when -o names a .json file)")
         ->check(CLI::IsMember({"json", "text"}));
@@ -124,6 +128,9 @@ void addReportCommand(CLI::App& app, int& exit_code) {
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {
             std::cerr << "gpumemtrace: " << analyzer::printable(e.what()) << '\n';
+            exit_code = kExitBadInput;
+        } catch (const InputError& e) {
+            std::cerr << "gpumemtrace report: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         }
     });

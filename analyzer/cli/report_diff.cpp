@@ -141,6 +141,8 @@ ReportDiff diffReports(const Report& base, const Report& now, const DiffLimits& 
     d.counts.push_back({"failed allocations", base.summary.failed_allocations,
                         now.summary.failed_allocations, false});
     d.counts.push_back({"errors", base.summary.errors, now.summary.errors, false});
+    d.counts.push_back({"growth per iteration", base.growth_scope.bytes_per_iteration,
+                        now.growth_scope.bytes_per_iteration, true});
     return d;
 }
 

@@ -4,11 +4,16 @@
 #include "trace_error.h"
 #include "trace_report.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
+#include <thread>
 
 namespace gmt::cli {
 
@@ -113,6 +118,68 @@ Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options)
     }
     in.unget();
     return readJsonReport(path, in, options);
+}
+
+std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {
+    std::vector<std::string> out;
+    for (const std::string& input : inputs) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(input, ec)) {
+            out.push_back(input);
+            continue;
+        }
+        std::vector<std::string> found;
+        auto options = std::filesystem::directory_options::skip_permission_denied;
+        for (auto it = std::filesystem::recursive_directory_iterator(input, options, ec);
+             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+            if (it->is_regular_file(ec) && it->path().extension() == ".gmtrace") {
+                found.push_back(it->path().string());
+            }
+        }
+        if (ec) {
+            throw InputError(input + ": cannot list: " + ec.message());
+        }
+        if (found.empty()) {
+            throw InputError(input + ": a directory without traces (*.gmtrace)");
+        }
+        std::sort(found.begin(), found.end());
+        out.insert(out.end(), found.begin(), found.end());
+    }
+    return out;
+}
+
+std::vector<Report> loadEach(const std::vector<std::string>& inputs, const AnalyzeOptions& options,
+                             unsigned jobs) {
+    std::vector<Report> reports(inputs.size());
+    std::vector<std::exception_ptr> failures(inputs.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < inputs.size(); i = next++) {
+            try {
+                reports[i] = loadTraceOrReport(inputs[i], options);
+            } catch (...) {
+                failures[i] = std::current_exception();
+            }
+        }
+    };
+    if (jobs == 0) {
+        jobs = std::max(1u, std::thread::hardware_concurrency());
+    }
+    jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < jobs; ++t) {
+        threads.emplace_back(work);
+    }
+    work(); // this thread is one of the workers
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) {
+            std::rethrow_exception(failure);
+        }
+    }
+    return reports;
 }
 
 } // namespace gmt::cli

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gmt::cli {
 
@@ -40,6 +41,19 @@ Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options)
 // one): the listed sites the filter matches move to the leak scope's suppressed figures.
 void filterListedLeaks(Report& report,
                        const std::function<bool(const analyzer::LeakSite&)>& filter);
+
+// The inputs with each directory replaced by the traces under it (*.gmtrace, at any depth,
+// sorted): what `gpumemtrace record -o 'DIR/rank%r.gmtrace'` left for a job. Throws
+// InputError for a directory without traces.
+std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs);
+
+// loadTraceOrReport of every input, on `jobs` threads at once (0: one per core), each input
+// analysed on its own: independent processes need nothing of each other (only figures of
+// several processes at the same moment do, which `report` computes in one time-ordered
+// pass instead). In input order; the first failing input's InputError is thrown.
+// `options.leak_filter` must be safe to call from several threads.
+std::vector<Report> loadEach(const std::vector<std::string>& inputs, const AnalyzeOptions& options,
+                             unsigned jobs);
 
 // Throws InputError unless `path` is an existing readable regular file.
 void requireReadableFile(const std::string& path);

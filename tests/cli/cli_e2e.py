@@ -677,6 +677,57 @@ def test_ci_formats():
            "named after the command: %s" % names)
 
 
+# ----- a job's ranks --------------------------------------------------------------------------
+
+def record_job(folder, leaky_rank):
+    """Three ranks of the probe into FOLDER/rankN.gmtrace; one of them leaks."""
+    for rank in range(3):
+        mode = ["leak", "2", str(1 << 20)] if rank == leaky_rank else ["clean"]
+        r = gmt("record", "-q", "-o", folder + "/rank%r.gmtrace", "--", ARGS.probe, *mode,
+                extra_env={"RANK": str(rank), "WORLD_SIZE": "3"})
+        expect(r.returncode == 0, "record rank %d" % rank, r)
+
+
+def test_fleet():
+    need_cudasim()
+    record_job("job1", 1)
+    # check over the directory: each rank judged, the table flags rank 1 only.
+    for jobs in ["1", "2"]:
+        r = gmt("check", "job1", "--jobs", jobs)
+        expect(r.returncode == 1, "rank 1 leaks", r)
+        expect(r.stdout.count("FAIL pid") == 1 and r.stdout.count("ok   pid") == 2,
+               "one failing process of three", r)
+        # Rank 1 also peaks higher than the others: it holds its leak and a buffer at once.
+        expect("outliers: rank 1 (peak, leaked)" in r.stdout, "rank 1 is the outlier", r)
+    rows = [l for l in r.stdout.splitlines() if re.match(r"^\s+[0-2]\s+\S+\s+\d+\s", l)]
+    expect(len(rows) == 3 and "!" in rows[1] and "!" not in rows[0] + rows[2],
+           "the per-rank table marks rank 1: %s" % rows, r)
+    # report over the directory: the same table, in the JSON too.
+    report = report_json("job1")
+    ranks = report["ranks"]
+    expect([row["rank"] for row in ranks] == [0, 1, 2], "ranks %s" % ranks)
+    expect([row["outlier"] for row in ranks] == [[], ["peak", "leaked"], []],
+           "outliers %s" % ranks)
+    expect(all(row["device_peaks"] and row["device_peaks"][0]["peak_bytes"] >= 1 << 20
+               for row in ranks), "peaks per device %s" % ranks)
+    validate(report, os.path.join(ARGS.source_root, "docs", "report.schema.json"),
+             "Draft202012Validator")
+    # diff of two jobs: processes matched by rank; only rank 2's leak is new.
+    record_job("job2", 2)
+    r = gmt("diff", "job1", "job2", "--max-leak-growth", "0", "--format", "json")
+    expect(r.returncode == 1, "the new leak on rank 2 breaks the limit", r)
+    diff = json.loads(r.stdout)
+    validate(diff, os.path.join(ARGS.source_root, "docs", "diff.schema.json"),
+             "Draft202012Validator")
+    names = [p["name"] for p in diff["pairs"]]
+    expect(len(names) == 3 and all(n.startswith("rank %d (" % i) for i, n in enumerate(names)),
+           "pairs by rank %s" % names)
+    expect(len(diff["violations"]) == 1 and diff["violations"][0].startswith("rank 2 ("),
+           "only rank 2 grew: %s" % diff["violations"])
+    r = gmt("diff", "job1", "job2")
+    expect(r.returncode == 0 and "== rank 1 (" in r.stdout, "diff text per rank", r)
+
+
 # ----- the pytest plugin -------------------------------------------------------------------
 
 def python_with_pytest():

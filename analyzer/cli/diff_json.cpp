@@ -1,0 +1,69 @@
+#include "diff_json.h"
+
+#include "text_safety.h"
+
+#ifndef GMT_VERSION
+#define GMT_VERSION "0.1.0"
+#endif
+
+namespace gmt::cli {
+
+using analyzer::Json;
+
+namespace {
+
+std::string text(const std::string& s) {
+    return analyzer::validUtf8(s);
+}
+
+Json rows(const std::vector<DiffRow>& rows) {
+    Json out = Json::array();
+    for (const DiffRow& r : rows) {
+        out.push_back(Json{{"label", text(r.label)},
+                           {"base", r.base},
+                           {"new", r.now},
+                           {"unit", r.bytes ? "bytes" : "count"},
+                           {"over_limit", r.over}});
+    }
+    return out;
+}
+
+Json strings(const std::vector<std::string>& items) {
+    Json out = Json::array();
+    for (const std::string& item : items) {
+        out.push_back(text(item));
+    }
+    return out;
+}
+
+} // namespace
+
+Json diffJson(const std::string& base, const std::string& now, const std::vector<DiffPair>& pairs,
+              const std::vector<std::string>& only_in_base,
+              const std::vector<std::string>& only_in_new) {
+    Json out_pairs = Json::array();
+    std::vector<std::string> violations;
+    for (const DiffPair& p : pairs) {
+        for (const std::string& v : p.diff.violations) {
+            violations.push_back(p.name.empty() ? v : p.name + ": " + v);
+        }
+        out_pairs.push_back(Json{{"name", text(p.name)},
+                                 {"base_pid", p.base_pid},
+                                 {"new_pid", p.new_pid},
+                                 {"peak", rows(p.diff.peak)},
+                                 {"leaks", rows(p.diff.leaks)},
+                                 {"counts", rows(p.diff.counts)},
+                                 {"violations", strings(p.diff.violations)}});
+    }
+    return Json{{"schema_version", kDiffSchemaVersion},
+                {"generator", std::string("gpumemtrace ") + GMT_VERSION},
+                {"base", text(base)},
+                {"new", text(now)},
+                {"within_limits", violations.empty()},
+                {"violations", strings(violations)},
+                {"pairs", std::move(out_pairs)},
+                {"only_in_base", strings(only_in_base)},
+                {"only_in_new", strings(only_in_new)}};
+}
+
+} // namespace gmt::cli
