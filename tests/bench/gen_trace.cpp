@@ -5,7 +5,7 @@
 // need no more RAM than 1 M. tests/support/trace_builder.h builds the whole file in memory
 // (and a 1 MiB scratch vector per record), which is right for tests but not for 10^8 events.
 //
-//   gen_trace OUT EVENTS [LIVE_SET=64]
+//   gen_trace OUT EVENTS [LIVE_SET=64] [RANK]
 //
 // The live set is filled first; after that the trace alternates free / alloc on the oldest
 // slot, so the number of live allocations never changes and the analyzer's memory should not.
@@ -98,7 +98,7 @@ uint64_t blobPositions(size_t body_bytes) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s OUT EVENTS [LIVE_SET=64]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s OUT EVENTS [LIVE_SET=64] [RANK]\n", argv[0]);
         return 2;
     }
     const uint64_t events = std::strtoull(argv[2], nullptr, 10);
@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
     h.driver_version = 13000;
     h.stack_depth = kStackDepth;
     h.command = "./synthetic --events " + std::to_string(events);
+    if (argc > 4) { // one rank of a job, for the many-trace benchmark (bench-fleet.sh)
+        h.rank = static_cast<int32_t>(std::strtol(argv[4], nullptr, 10));
+        h.rank_source = "RANK";
+    }
     h.executable = "/usr/bin/synthetic";
     h.host = "benchhost";
     h.tracer_version = "0.1.0";
