@@ -322,6 +322,11 @@ struct ReportOptions {
     std::function<bool(const LeakSite&)> leak_filter;
 };
 
+// This gpumemtrace's version ("0.1.0"), and "gpumemtrace VERSION": what made a report (and
+// the other JSON outputs).
+std::string gpumemtraceVersion();
+std::string generatorName();
+
 // The report of a finished analysis. Memory: the listed items only; sites beyond `top`
 // are counted, never symbolized unless a leak filter must see them.
 Report makeReport(const Analysis& analysis, const ReportOptions& options);

@@ -145,7 +145,7 @@ class Builder {
 
     Report build() {
         Report r;
-        r.generator = std::string("gpumemtrace ") + GMT_VERSION;
+        r.generator = generatorName();
         totals(r);
         devices(r);
         leaks(r);
@@ -466,6 +466,14 @@ class Builder {
 };
 
 } // namespace
+
+std::string gpumemtraceVersion() {
+    return GMT_VERSION;
+}
+
+std::string generatorName() {
+    return "gpumemtrace " + gpumemtraceVersion();
+}
 
 Report makeReport(const Analysis& analysis, const ReportOptions& options) {
     return Builder(analysis, options).build();

@@ -186,6 +186,13 @@ Stack stackOf(const Field& f) {
     return stack;
 }
 
+std::vector<std::pair<int64_t, uint64_t>> devicePeaksOf(const Field& f) {
+    std::vector<std::pair<int64_t, uint64_t>> out;
+    f.forEach(
+        [&](const Field& d) { out.emplace_back(d.at("device").i64(), u64(d, "peak_bytes")); });
+    return out;
+}
+
 ProcessReport processOf(const Field& f) {
     ProcessReport p;
     p.pid = u64(f, "pid");
@@ -227,9 +234,7 @@ ProcessReport processOf(const Field& f) {
     }
     p.peak_bytes = u64Or(f, "peak_bytes", 0);
     if (auto peaks = f.find("device_peaks")) {
-        peaks->forEach([&](const Field& d) {
-            p.device_peaks.emplace_back(d.at("device").i64(), u64(d, "peak_bytes"));
-        });
+        p.device_peaks = devicePeaksOf(*peaks);
     }
     return p;
 }
@@ -458,9 +463,7 @@ RankRow rankOf(const Field& f) {
     row.pid = u64(f, "pid");
     row.command = str(f, "command");
     row.peak_bytes = u64(f, "peak_bytes");
-    f.at("device_peaks").forEach([&](const Field& d) {
-        row.device_peaks.emplace_back(d.at("device").i64(), u64(d, "peak_bytes"));
-    });
+    row.device_peaks = devicePeaksOf(f.at("device_peaks"));
     row.leaked_bytes = u64(f, "leaked_bytes");
     row.growth_bytes_per_iteration = u64(f, "growth_bytes_per_iteration");
     row.failed_allocations = u64(f, "failed_allocations");

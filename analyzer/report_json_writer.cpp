@@ -39,6 +39,14 @@ Json stackJson(const Stack& stack) {
     return out;
 }
 
+Json devicePeaksJson(const std::vector<std::pair<int64_t, uint64_t>>& peaks) {
+    Json out = Json::array();
+    for (const auto& [device, bytes] : peaks) {
+        out.push_back(Json{{"device", device}, {"peak_bytes", bytes}});
+    }
+    return out;
+}
+
 Json processJson(const ProcessReport& p) {
     Json j{{"pid", p.pid},
            {"command", text(p.command)},
@@ -76,11 +84,7 @@ Json processJson(const ProcessReport& p) {
     j["phases"] = std::move(phases);
     j["end_mono_ns"] = p.end_mono_ns;
     j["peak_bytes"] = p.peak_bytes;
-    Json device_peaks = Json::array();
-    for (const auto& [device, bytes] : p.device_peaks) {
-        device_peaks.push_back(Json{{"device", device}, {"peak_bytes", bytes}});
-    }
-    j["device_peaks"] = std::move(device_peaks);
+    j["device_peaks"] = devicePeaksJson(p.device_peaks);
     return j;
 }
 
@@ -298,16 +302,12 @@ Json toJson(const Report& r) {
     const GrowthScope& gs = r.growth_scope;
     Json ranks = Json::array();
     for (const RankRow& row : r.ranks) {
-        Json device_peaks = Json::array();
-        for (const auto& [device, bytes] : row.device_peaks) {
-            device_peaks.push_back(Json{{"device", device}, {"peak_bytes", bytes}});
-        }
         ranks.push_back(Json{{"rank", row.rank},
                              {"host", text(row.host)},
                              {"pid", row.pid},
                              {"command", text(row.command)},
                              {"peak_bytes", row.peak_bytes},
-                             {"device_peaks", std::move(device_peaks)},
+                             {"device_peaks", devicePeaksJson(row.device_peaks)},
                              {"leaked_bytes", row.leaked_bytes},
                              {"growth_bytes_per_iteration", row.growth_bytes_per_iteration},
                              {"failed_allocations", row.failed_allocations},

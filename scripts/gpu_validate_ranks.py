@@ -163,6 +163,32 @@ def check_ranks(env, row):
                      f"{rep['summary']['peak_bytes']} B [{devs}]")
     row("ranks: peak per rank and device", None, "; ".join(parts))
 
+    # The job as a whole: the directory given to report and check, the per-rank table.
+    pr, _ = env.run("ranks_report_dir", [str(env.cli), "report", "--no-symbols", "--format",
+                                         "json", str(out_dir)], env.cli_env)
+    try:
+        table = json.loads(pr.stdout).get("ranks", [])
+    except ValueError:
+        table = []
+    rows_by_rank = {t["rank"]: t for t in table}
+    row("ranks: report DIR has a per-rank table with each rank's own device",
+        sorted(rows_by_rank) == [0, 1] and
+        all(len(t["device_peaks"]) >= 1 for t in table) and
+        {t["device_peaks"][0]["device"] for t in table if t["device_peaks"]} == {0, 1},
+        "; ".join(f"rank{t['rank']}: host {t['host']} peaks {t['device_peaks']} leaked "
+                  f"{t['leaked_bytes']} outlier {t['outlier']}" for t in table) or
+        f"rc={pr.returncode} {pr.stderr[:300]}")
+    row("ranks: the planted leak flags rank 1 only as an outlier",
+        "leaked" in rows_by_rank.get(1, {}).get("outlier", []) and
+        "leaked" not in rows_by_rank.get(0, {}).get("outlier", ["?"]),
+        "; ".join(f"rank{t['rank']}: {t['outlier']}" for t in table))
+    pd, _ = env.run("ranks_check_dir", [str(env.cli), "check", "--no-symbols", str(out_dir)],
+                    env.cli_env)
+    outliers = [l.strip() for l in pd.stdout.splitlines() if l.strip().startswith("outliers:")]
+    row("ranks: check DIR names rank 1 as the outlier", pd.returncode == 1 and
+        len(outliers) == 1 and outliers[0].startswith("outliers: rank 1 ("),
+        f"rc={pd.returncode}; {outliers}")
+
     # The one-step gate over the same job: exit 1, for rank 1's leak.
     gate_dir = env.traces / "ranks_gate"
     if gate_dir.exists():

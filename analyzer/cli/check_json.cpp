@@ -1,21 +1,12 @@
 #include "check_json.h"
 
 #include "frame_text.h"
-#include "text_safety.h"
-
-#ifndef GMT_VERSION
-#define GMT_VERSION "0.1.0"
-#endif
 
 namespace gmt::cli {
 
 using analyzer::Json;
 
 namespace {
-
-std::string text(const std::string& s) {
-    return analyzer::validUtf8(s);
-}
 
 Json optional(const std::optional<uint64_t>& v) {
     return v ? Json(*v) : Json(nullptr);
@@ -24,22 +15,22 @@ Json optional(const std::optional<uint64_t>& v) {
 Json findingJson(const Finding& f, const SourceRoot& root) {
     Json stack = Json::array();
     for (const analyzer::FrameText& line : analyzer::stackText(f.stack, {false, SIZE_MAX})) {
-        stack.push_back(text(line.str()));
+        stack.push_back(line.str());
     }
     const auto where = locate(f.stack, root);
     return Json{{"rule", f.rule},
-                {"message", text(f.message)},
+                {"message", f.message},
                 {"bytes", f.bytes},
-                {"file", where ? Json(text(where->file)) : Json(nullptr)},
+                {"file", where ? Json(where->file) : Json(nullptr)},
                 {"line", where ? Json(where->line) : Json(nullptr)},
-                {"function", where ? Json(text(where->function)) : Json(nullptr)},
+                {"function", where ? Json(where->function) : Json(nullptr)},
                 {"stack", std::move(stack)}};
 }
 
 Json outcomeJson(const CheckOutcome& c, const SourceRoot& root) {
     Json details = Json::array();
     for (const DetailLine& line : c.details) {
-        details.push_back(text(line.str()));
+        details.push_back(line.str());
     }
     Json findings = Json::array();
     for (const Finding& f : c.findings) {
@@ -47,7 +38,7 @@ Json outcomeJson(const CheckOutcome& c, const SourceRoot& root) {
     }
     return Json{{"name", c.name},
                 {"passed", !c.failed},
-                {"summary", text(c.summary)},
+                {"summary", c.summary},
                 {"value", optional(c.value)},
                 {"limit", optional(c.limit)},
                 {"details", std::move(details)},
@@ -57,19 +48,19 @@ Json outcomeJson(const CheckOutcome& c, const SourceRoot& root) {
 Json verdictJson(const ProcessVerdict& v, const SourceRoot& root) {
     Json notes = Json::array();
     for (const std::string& note : v.notes) {
-        notes.push_back(text(note));
+        notes.push_back(note);
     }
     Json checks = Json::array();
     for (const CheckOutcome& c : v.checks) {
         checks.push_back(outcomeJson(c, root));
     }
-    return Json{{"name", text(stableName(v))},
+    return Json{{"name", stableName(v)},
                 {"passed", !v.failed()},
                 {"pid", v.pid},
                 {"rank", v.rank ? Json(*v.rank) : Json(nullptr)},
-                {"host", text(v.host)},
-                {"command", text(v.command)},
-                {"trace_file", text(v.trace_file)},
+                {"host", v.host},
+                {"command", v.command},
+                {"trace_file", v.trace_file},
                 {"duration_s", v.duration_s},
                 {"notes", std::move(notes)},
                 {"checks", std::move(checks)}};
@@ -91,20 +82,16 @@ Json checkJson(const std::vector<ProcessVerdict>& verdicts, const Suppressions& 
     }
     Json used = Json::array();
     for (const Suppression& s : suppressions.entries()) {
-        used.push_back(Json{{"suppression", text(s.text())},
-                            {"origin", text(s.origin)},
+        used.push_back(Json{{"suppression", s.text()},
+                            {"origin", s.origin},
                             {"uses", s.uses},
                             {"bytes", s.bytes},
                             {"allocations", s.allocations}});
     }
-    return Json{{"schema_version", kCheckSchemaVersion},
-                {"generator", std::string("gpumemtrace ") + GMT_VERSION},
-                {"passed", failed_processes == 0},
-                {"checks", checks},
-                {"failed_checks", failed_checks},
-                {"failed_processes", failed_processes},
-                {"processes", std::move(processes)},
-                {"suppressions", std::move(used)}};
+    return Json{{"schema_version", kCheckSchemaVersion}, {"generator", analyzer::generatorName()},
+                {"passed", failed_processes == 0},       {"checks", checks},
+                {"failed_checks", failed_checks},        {"failed_processes", failed_processes},
+                {"processes", std::move(processes)},     {"suppressions", std::move(used)}};
 }
 
 } // namespace gmt::cli

@@ -1,25 +1,15 @@
 #include "diff_json.h"
 
-#include "text_safety.h"
-
-#ifndef GMT_VERSION
-#define GMT_VERSION "0.1.0"
-#endif
-
 namespace gmt::cli {
 
 using analyzer::Json;
 
 namespace {
 
-std::string text(const std::string& s) {
-    return analyzer::validUtf8(s);
-}
-
 Json rows(const std::vector<DiffRow>& rows) {
     Json out = Json::array();
     for (const DiffRow& r : rows) {
-        out.push_back(Json{{"label", text(r.label)},
+        out.push_back(Json{{"label", r.label},
                            {"base", r.base},
                            {"new", r.now},
                            {"unit", r.bytes ? "bytes" : "count"},
@@ -31,7 +21,7 @@ Json rows(const std::vector<DiffRow>& rows) {
 Json strings(const std::vector<std::string>& items) {
     Json out = Json::array();
     for (const std::string& item : items) {
-        out.push_back(text(item));
+        out.push_back(item);
     }
     return out;
 }
@@ -47,7 +37,7 @@ Json diffJson(const std::string& base, const std::string& now, const std::vector
         for (const std::string& v : p.diff.violations) {
             violations.push_back(p.name.empty() ? v : p.name + ": " + v);
         }
-        out_pairs.push_back(Json{{"name", text(p.name)},
+        out_pairs.push_back(Json{{"name", p.name},
                                  {"base_pid", p.base_pid},
                                  {"new_pid", p.new_pid},
                                  {"peak", rows(p.diff.peak)},
@@ -56,9 +46,9 @@ Json diffJson(const std::string& base, const std::string& now, const std::vector
                                  {"violations", strings(p.diff.violations)}});
     }
     return Json{{"schema_version", kDiffSchemaVersion},
-                {"generator", std::string("gpumemtrace ") + GMT_VERSION},
-                {"base", text(base)},
-                {"new", text(now)},
+                {"generator", analyzer::generatorName()},
+                {"base", base},
+                {"new", now},
                 {"within_limits", violations.empty()},
                 {"violations", strings(violations)},
                 {"pairs", std::move(out_pairs)},

@@ -1,16 +1,11 @@
 #include "sarif_writer.h"
 
 #include "frame_text.h"
-#include "text_safety.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <iterator>
-
-#ifndef GMT_VERSION
-#define GMT_VERSION "0.1.0"
-#endif
 
 namespace gmt::cli {
 
@@ -45,10 +40,6 @@ size_t ruleIndex(const std::string& id) {
     return std::size(kRules) - 1;
 }
 
-std::string text(const std::string& s) {
-    return analyzer::validUtf8(s);
-}
-
 // RFC 3986: what is not unreserved or '/' is percent-encoded.
 std::string uriPath(const std::string& path) {
     std::string out;
@@ -81,7 +72,7 @@ Json frameLocation(const analyzer::Frame& f, const SourceRoot& root) {
     if (!f.file.empty() && f.line > 0) {
         location["physicalLocation"] = physical({root.relative(f.file), f.line, f.function});
     }
-    location["message"] = Json{{"text", text(analyzer::frameText(f).str())}};
+    location["message"] = Json{{"text", analyzer::frameText(f).str()}};
     return location;
 }
 
@@ -113,8 +104,8 @@ Json result(const std::string& rule, const char* level, const std::string& messa
     return Json{{"ruleId", std::string("gpumemtrace/") + kRules[index].id},
                 {"ruleIndex", index},
                 {"level", level},
-                {"message", Json{{"text", text(message + " (" + stableName(v) + ")")}}},
-                {"properties", Json{{"process", text(stableName(v))}}}};
+                {"message", Json{{"text", message + " (" + stableName(v) + ")"}}},
+                {"properties", Json{{"process", stableName(v)}}}};
 }
 
 } // namespace
@@ -145,8 +136,8 @@ Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& roo
                 if (const auto where = locate(f.stack, root)) {
                     Json location = Json{{"physicalLocation", physical(*where)}};
                     if (!where->function.empty()) {
-                        location["logicalLocations"] = Json::array({Json{
-                            {"fullyQualifiedName", text(where->function)}, {"kind", "function"}}});
+                        location["logicalLocations"] = Json::array(
+                            {Json{{"fullyQualifiedName", where->function}, {"kind", "function"}}});
                     }
                     r["locations"] = Json::array({std::move(location)});
                 }
@@ -159,8 +150,8 @@ Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& roo
         }
     }
     Json run{{"tool", Json{{"driver", Json{{"name", "gpumemtrace"},
-                                           {"version", GMT_VERSION},
-                                           {"semanticVersion", GMT_VERSION},
+                                           {"version", analyzer::gpumemtraceVersion()},
+                                           {"semanticVersion", analyzer::gpumemtraceVersion()},
                                            {"rules", std::move(rules)}}}}},
              {"originalUriBaseIds",
               Json{{"SRCROOT", Json{{"uri", "file://" + uriPath(root.directory())}}}}},

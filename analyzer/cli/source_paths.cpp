@@ -41,9 +41,8 @@ std::string SourceRoot::relative(const std::string& path) const {
             rest /= *it;
         }
         std::error_code ec;
-        return !rest.empty() && std::filesystem::exists(root_ + rest.string(), ec)
-                   ? rest.string()
-                   : path;
+        return !rest.empty() && std::filesystem::exists(root_ + rest.string(), ec) ? rest.string()
+                                                                                   : path;
     }
     const std::string normal = std::filesystem::path(path).lexically_normal().string();
     if (normal.compare(0, root_.size(), root_) == 0 && normal.size() > root_.size()) {
