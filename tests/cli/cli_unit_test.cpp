@@ -3,16 +3,21 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "cli/github_annotations.h"
 #include "cli/junit_writer.h"
 #include "cli/leak_gate.h"
 #include "cli/preload_locator.h"
 #include "cli/report_diff.h"
 #include "cli/report_input.h"
 #include "cli/size_parse.h"
+#include "cli/source_paths.h"
 #include "cli/suppressions.h"
 #include "cli/trace_discovery.h"
 #include "frame_text.h"
+#include "support/temp_dir.h"
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 using namespace gmt;
@@ -317,4 +322,23 @@ TEST_CASE("record appends the preload library once") {
     CHECK(withPreload("/a.so", "/l/libgpumemtrace.so") == "/a.so:/l/libgpumemtrace.so");
     CHECK(withPreload("/a.so /l/libgpumemtrace.so", "/l/libgpumemtrace.so") ==
           "/a.so /l/libgpumemtrace.so");
+}
+
+TEST_CASE("source root: paths inside it become relative - build-relative paths are found") {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.file("src/net"));
+    std::ofstream(dir.file("src/net/layer.cpp")) << "";
+    SourceRoot root(dir.path());
+    CHECK(root.relative(dir.file("src/net/layer.cpp")) == "src/net/layer.cpp");
+    CHECK(root.relative(dir.file("src/../src/net/layer.cpp")) == "src/net/layer.cpp");
+    CHECK(root.relative("/usr/include/c++/12/vector") == "/usr/include/c++/12/vector");
+    // ccache's base_dir, or a build naming sources relatively: "../../src/net/layer.cpp".
+    CHECK(root.relative("../../src/net/layer.cpp") == "src/net/layer.cpp");
+    CHECK(root.relative("../other/thing.cpp") == "../other/thing.cpp"); // not under the root
+    CHECK(root.relative("") == "");
+}
+
+TEST_CASE("github annotations: escaped as workflow commands want") {
+    CHECK(githubEscape("50% of a:b, c\nd\r", false) == "50%25 of a:b, c%0Ad%0D");
+    CHECK(githubEscape("a:b,c%", true) == "a%3Ab%2Cc%25");
 }
