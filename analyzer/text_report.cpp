@@ -176,7 +176,7 @@ class TextReport {
         if (r_.phases.empty()) {
             return;
         }
-        heading("Phases (from gpumemtrace_mark_phase)");
+        heading("Phases (gpumemtrace_mark_phase, gpumemtrace_push_phase, NVTX ranges)");
         char head[160];
         std::snprintf(head, sizeof head, "  %-20s %6s %8s %11s %8s %11s %11s", "phase", "times",
                       "allocs", "allocated", "frees", "peak", "leaked");

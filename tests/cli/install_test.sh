@@ -19,6 +19,11 @@ done
 lib=$(find "$prefix" -name libgpumemtrace.so -path '*/lib*' | head -1)
 [[ -n $lib ]] || fail "libgpumemtrace.so not installed"
 find "$prefix" -name gpumemtraceConfig.cmake | grep -q . || fail "no package config"
+# The pytest plugin lies next to the library, with the entry point pytest loads it by.
+plugins=$(dirname "$lib")/gpumemtrace/python
+[[ -f $plugins/gpumemtrace_pytest.py ]] || fail "pytest plugin not installed in $plugins"
+grep -q "gpumemtrace = gpumemtrace_pytest" "$plugins"/gpumemtrace_pytest-*.dist-info/entry_points.txt ||
+    fail "the pytest plugin's entry point is not installed"
 
 # The installed CLI finds the installed library (not the build tree's).
 out=$(cd "$work" && "$prefix/bin/gpumemtrace" record -- true 2>&1) || fail "record: $out"
