@@ -295,15 +295,41 @@ template <uint32_t N> struct Frames {
     uint64_t rval[N * kReadsPerStep];
 };
 
-// Zero-filled by mmap; trivially constructible so creating it touches no page.
+// What a trace was asked for, besides the stack itself.
+struct RequestKey {
+    uint32_t max_stored, max_walked;
+    uint64_t skip_lo, skip_hi, adjust;
+    bool operator==(const RequestKey&) const = default;
+};
+
+RequestKey keyOf(const Request& r) {
+    return {r.max_stored, r.max_walked, r.skip_lo, r.skip_hi, r.adjust};
+}
+
+constexpr uint32_t kKeptOutput = 256;
+
+// The last stack walked from one kind of call site (Request::window), and what that trace
+// returned (when out_ok): a trace that starts at the same state and finds every word the
+// frames read unchanged returns the same again, without re-deriving it.
+struct Window {
+    End end;
+    uint32_t n; // frames
+    bool out_ok;
+    uint32_t out_n;
+    RequestKey key;
+    uint64_t out[kKeptOutput];
+    Frames<kWindow> w; // outermost first
+};
+
+// Zero-filled by mmap; trivially constructible so creating it touches no page (a window
+// touches its pages only when used).
 struct Block {
     bool busy;
-    End end;
-    uint32_t n; // window frames
     uint32_t rules_used;
     uint64_t traces, fallbacks, steps, reused, rule_lookups, verify_misses;
-    Rule rules[kRuleCount];
-    Frames<kWindow> w;   // outermost first
+    bool repeated;          // the last trace returned its window's kept output
+    Rule rules[kRuleCount]; // shared: a rule depends on the ip alone
+    Window windows[kWindows];
     Frames<kScratch> sc; // innermost first
 };
 
@@ -418,19 +444,19 @@ struct Sink {
 
 // Window := C[0..m] followed by the scratch frames, outermost first. `end` applies when
 // the scratch frames reach the outermost position (m < 0).
-void commit(Block& b, int m, uint32_t sn, End end) {
+void commit(Block& b, Window& win, int m, uint32_t sn, End end) {
     uint32_t total = static_cast<uint32_t>(m + 1) + sn;
     if (total > kWindow) {
-        b.n = 0;
+        win.n = 0;
         return;
     }
-    Frames<kWindow>& w = b.w;
+    Frames<kWindow>& w = win.w;
     const Frames<kScratch>& sc = b.sc;
     if (m < 0) {
-        b.end = end;
+        win.end = end;
     }
     uint32_t rbase = m >= 0 ? w.rend[m] : 0;
-    bool needs = m >= 0 ? (w.flags[m] & kNeedsRbp) != 0 : b.end != End::Stop;
+    bool needs = m >= 0 ? (w.flags[m] & kNeedsRbp) != 0 : win.end != End::Stop;
     for (uint32_t t = 0; t < sn; ++t) {
         uint32_t src = sn - 1 - t;
         uint32_t dst = static_cast<uint32_t>(m + 1) + t;
@@ -447,19 +473,19 @@ void commit(Block& b, int m, uint32_t sn, End end) {
         }
         w.rend[dst] = static_cast<uint16_t>(rbase);
     }
-    b.n = total;
+    win.n = total;
 }
 
-int walk(Block& b, const Request& req, State s) {
+int walk(Block& b, Window& win, const Request& req, State s) {
     Sink sink{req.out,        0,
               req.max_stored, req.max_walked,
               req.skip_lo,    req.skip_hi - req.skip_lo,
               req.adjust,     req.skip_hi > req.skip_lo};
-    Frames<kWindow>& w = b.w;
+    Frames<kWindow>& w = win.w;
     Frames<kScratch>& sc = b.sc;
     uint32_t sn = 0;  // scratch frames
     uint32_t srn = 0; // scratch reads
-    int limit = static_cast<int>(b.n);
+    int limit = static_cast<int>(win.n);
     int si = limit - 1; // match candidate; window rsp grows towards index 0
     ++b.traces;
 
@@ -472,6 +498,9 @@ int walk(Block& b, const Request& req, State s) {
             (w.flags[si] & kPrev) == (s.prev ? kPrev : 0) &&
             (!(w.flags[si] & kNeedsRbp) || w.rbp[si] == s.rbp)) {
             const int j = si;
+            // The previous trace of this window started at this very state (nothing stepped,
+            // the window's innermost frame), for the same request.
+            const bool repeat = sn == 0 && j == limit - 1 && win.out_ok && win.key == keyOf(req);
             // The window frames this trace can use: C[j-1] down to C[j-need].
             uint32_t need = 0;
             {
@@ -493,6 +522,13 @@ int walk(Block& b, const Request& req, State s) {
             while (r > r_lo && load(w.raddr[r - 1]) == w.rval[r - 1]) {
                 --r;
             }
+            if (repeat && r == r_lo && (!to_end || win.end == End::Stop)) {
+                // Every word those frames read is as it was: so is the result.
+                std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
+                b.reused += static_cast<uint64_t>(j);
+                b.repeated = true;
+                return static_cast<int>(win.out_n);
+            }
             int i; // C[j..i] proven live; when r > r_lo, C[i]'s step read something else
             if (r == r_lo) {
                 i = to_end ? 0 : j - static_cast<int>(need);
@@ -506,18 +542,18 @@ int walk(Block& b, const Request& req, State s) {
             sink.pushDescending(w.rip, j - 1, i);
             b.reused += static_cast<uint64_t>(j - i);
             if (r == r_lo) {
-                if (sink.full() || !to_end || b.end == End::Stop) {
-                    commit(b, j, sn, End::Stop);
+                if (sink.full() || !to_end || win.end == End::Stop) {
+                    commit(b, win, j, sn, End::Stop);
                     return static_cast<int>(sink.n);
                 }
-                if (b.end == End::Fallback) {
-                    commit(b, j, sn, End::Stop);
+                if (win.end == End::Fallback) {
+                    commit(b, win, j, sn, End::Stop);
                     ++b.fallbacks;
                     return -1;
                 }
                 // The window was cut at an earlier depth limit: go on stepping from C[0].
             } else if (sink.full()) {
-                commit(b, j, sn, End::Stop);
+                commit(b, win, j, sn, End::Stop);
                 return static_cast<int>(sink.n);
             }
             // Resume stepping from C[i]. Frames j..i+1 join the scratch frames with their live
@@ -525,7 +561,7 @@ int walk(Block& b, const Request& req, State s) {
             // and the new one may: the live value is the matched state's until a step
             // restores rbp, then the (verified) word that step read.
             if (sn + static_cast<uint32_t>(j - i) >= kScratch) {
-                b.n = 0;
+                win.n = 0;
                 ++b.fallbacks;
                 return -1;
             }
@@ -552,7 +588,7 @@ int walk(Block& b, const Request& req, State s) {
 
         // Step s.
         if (sn + 2 > kScratch) {
-            b.n = 0;
+            win.n = 0;
             ++b.fallbacks;
             return -1;
         }
@@ -566,10 +602,10 @@ int walk(Block& b, const Request& req, State s) {
             sc.flags[sn] = prev;
             sc.rend[sn++] = static_cast<uint16_t>(srn);
             if (rule.kind == kLast) {
-                commit(b, -1, sn, End::Stop);
+                commit(b, win, -1, sn, End::Stop);
                 return static_cast<int>(sink.n);
             }
-            commit(b, -1, sn, End::Fallback);
+            commit(b, win, -1, sn, End::Fallback);
             ++b.fallbacks;
             return -1;
         }
@@ -579,7 +615,7 @@ int walk(Block& b, const Request& req, State s) {
         sc.flags[sn] = flags | prev;
         sc.rend[sn++] = static_cast<uint16_t>(srn);
         if (next.rip < kMinIp) {
-            commit(b, -1, sn, End::Stop);
+            commit(b, win, -1, sn, End::Stop);
             return static_cast<int>(sink.n);
         }
         if (sink.push(next.rip)) {
@@ -588,7 +624,7 @@ int walk(Block& b, const Request& req, State s) {
             sc.rbp[sn] = next.rbp;
             sc.flags[sn] = next.prev ? kPrev : 0;
             sc.rend[sn++] = static_cast<uint16_t>(srn);
-            commit(b, -1, sn, End::Truncated);
+            commit(b, win, -1, sn, End::Truncated);
             return static_cast<int>(sink.n);
         }
         s = next;
@@ -625,7 +661,21 @@ int trace(const Request& req) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     uint64_t regs[3];
     callerRegs(regs);
-    int n = walk(*b, req, State{regs[0], regs[1], regs[2], 1});
+    Window& win = b->windows[req.window % kWindows];
+    b->repeated = false;
+    int n = walk(*b, win, req, State{regs[0], regs[1], regs[2], 1});
+    if (!b->repeated) {
+        // Keep the result for the next trace of this window (see Window).
+        win.out_ok = n >= 0 && static_cast<uint32_t>(n) <= kKeptOutput;
+        if (win.out_ok) {
+            std::memcpy(win.out, req.out, static_cast<size_t>(n) * sizeof(uint64_t));
+            win.out_n = static_cast<uint32_t>(n);
+            win.key = keyOf(req);
+        }
+    }
+    if (req.unchanged) {
+        *req.unchanged = b->repeated;
+    }
     std::atomic_signal_fence(std::memory_order_seq_cst);
     b->busy = false;
     return n;
@@ -648,27 +698,25 @@ Stats threadStats() {
 void resetThreadCache() {
     Block* b = t_block;
     if (b != nullptr && b != kDead) {
-        b->n = 0;
+        for (Window& win : b->windows) {
+            win.n = 0;
+            win.out_ok = false;
+        }
         b->rules_used = 0;
         std::memset(b->rules, 0, sizeof b->rules);
     }
 }
 
-const char* checkThreadCache() {
-    static thread_local char msg[256];
-    Block* b = t_block;
-    if (b == nullptr || b == kDead) {
-        return "";
-    }
-    b->busy = true;
-    const Frames<kWindow>& w = b->w;
-    msg[0] = 0;
-    for (uint32_t i = 0; i < b->n && !msg[0]; ++i) {
+namespace {
+// Replays the steps of one window with its recorded words; writes what is wrong to msg.
+void checkWindow(Block& b, const Window& win, char* msg, size_t size) {
+    const Frames<kWindow>& w = win.w;
+    for (uint32_t i = 0; i < win.n && !msg[0]; ++i) {
         const uint8_t f = w.flags[i];
-        const bool below = i > 0 ? (w.flags[i - 1] & kNeedsRbp) != 0 : b->end != End::Stop;
+        const bool below = i > 0 ? (w.flags[i - 1] & kNeedsRbp) != 0 : win.end != End::Stop;
         const bool needs = (f & kUsesRbp) || (!(f & kDefinesRbp) && below);
         if (needs != ((f & kNeedsRbp) != 0)) {
-            std::snprintf(msg, sizeof msg, "frame %u: rbp need flag %d, expected %d", i,
+            std::snprintf(msg, size, "frame %u: rbp need flag %d, expected %d", i,
                           (f & kNeedsRbp) != 0, needs);
             break;
         }
@@ -677,7 +725,7 @@ const char* checkThreadCache() {
             continue; // the last frame, or one not stepped
         }
         State st{w.rip[i], w.rsp[i], w.rbp[i], (f & kPrev) ? 1u : 0u};
-        const Rule& r = ruleFor(*b, st);
+        const Rule& r = ruleFor(b, st);
         // Replay with the recorded words instead of memory.
         uint64_t addr[3], val[3];
         uint8_t flags = 0;
@@ -722,12 +770,26 @@ const char* checkThreadCache() {
         if (!ok || next.rip != w.rip[i - 1] || next.rsp != w.rsp[i - 1] ||
             next.prev != ((w.flags[i - 1] & kPrev) ? 1u : 0u) ||
             (next_needs && next.rbp != w.rbp[i - 1])) {
-            std::snprintf(msg, sizeof msg,
+            std::snprintf(msg, size,
                           "frame %u (of %u): step gives ip %lx sp %lx bp %lx, frame %u has "
                           "%lx %lx %lx (rbp needed %d, reads ok %d)",
-                          i, b->n, next.rip, next.rsp, next.rbp, i - 1, w.rip[i - 1], w.rsp[i - 1],
+                          i, win.n, next.rip, next.rsp, next.rbp, i - 1, w.rip[i - 1], w.rsp[i - 1],
                           w.rbp[i - 1], next_needs, ok);
         }
+    }
+}
+} // namespace
+
+const char* checkThreadCache() {
+    static thread_local char msg[256];
+    Block* b = t_block;
+    if (b == nullptr || b == kDead) {
+        return "";
+    }
+    b->busy = true;
+    msg[0] = 0;
+    for (const Window& win : b->windows) {
+        checkWindow(*b, win, msg, sizeof msg);
     }
     b->busy = false;
     return msg;
