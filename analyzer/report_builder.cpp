@@ -154,12 +154,14 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
             proc["exit_signal"] = p.trailer->exit_signal;
         }
         if (!p.status.complete) {
-            proc["incomplete_reason"] =
-                p.status.stopped_early
-                    ? p.status.stop_reason
-                    : (p.status.trailer_seen ? "records follow the trailer"
-                                             : "no trailer: the process did not exit cleanly");
+            proc["incomplete_reason"] = p.status.incompleteReason();
             proc["valid_log_end_offset"] = p.status.log_end_offset;
+        }
+        if (p.status.log_failed) {
+            proc["log_failed"] = true;
+        }
+        if (p.status.in_flight > 0) {
+            proc["in_flight_calls"] = p.status.in_flight;
         }
         Json phases = Json::array();
         for (const auto& ph : p.phases) {

@@ -96,6 +96,10 @@ void wakeWriter(void* ctx) {
     }
 }
 
+void drainHere(void* ctx) {
+    static_cast<Session*>(ctx)->writer.tryDrain();
+}
+
 // Fills the claimed slot and publishes it: from here on the event is in the file.
 void publishEvent(Session* s, uint64_t pos, const format::Event& e) {
     format::Slot& slot = s->ring.at(pos);
@@ -118,8 +122,10 @@ void forkChild() {
 
 } // namespace
 
-Recorder& Recorder::instance() {
+Recorder& Recorder::create() {
+    // Constructed on first use (a library's constructor may call CUDA before ours runs).
     static Recorder recorder;
+    instance_.store(&recorder, std::memory_order_release);
     return recorder;
 }
 
@@ -159,7 +165,7 @@ Session* Recorder::createSession() {
         return nullptr;
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
-                   config_.on_full == OnFull::Drop, &wakeWriter, s);
+                   config_.on_full == OnFull::Drop, {&wakeWriter, &drainHere, s});
 
     // Header and devices go straight to the log: every later record refers to them.
     static uint8_t records[32 * 1024];

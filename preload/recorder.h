@@ -22,7 +22,11 @@ struct Session;
 
 class Recorder {
   public:
-    static Recorder& instance();
+    // Every wrapped call asks for it: after the first, one load.
+    static Recorder& instance() {
+        Recorder* r = instance_.load(std::memory_order_acquire);
+        return r ? *r : create();
+    }
 
     bool active() const { return config_.enabled && !finalized_.load(std::memory_order_relaxed); }
 
@@ -57,6 +61,8 @@ class Recorder {
 
   private:
     Recorder();
+    static Recorder& create();
+    static inline std::atomic<Recorder*> instance_{nullptr};
     Session* session();
     Session* createSession();
     void stamp(format::Event& e, Session* s);

@@ -15,15 +15,14 @@ constexpr uint32_t kWakePointsPerLap = 16;
 } // namespace
 
 void RingBuffer::attach(format::Slot* slots, uint32_t count, uint64_t* dropped_counter, bool drop,
-                        WakeFn wake, void* wake_ctx) {
+                        Consumer consumer) {
     slots_ = slots;
     count_ = count;
     mask_ = count - 1;
     wake_mask_ = ~(uint64_t{count / kWakePointsPerLap} - 1);
     dropped_ = dropped_counter;
     drop_ = drop;
-    wake_ = wake;
-    wake_ctx_ = wake_ctx;
+    consumer_ = consumer;
     count_late_.store(false);
     sealed_at_.store(kNotSealed);
     abandoned_.store(false);
@@ -34,8 +33,8 @@ void RingBuffer::attach(format::Slot* slots, uint32_t count, uint64_t* dropped_c
 }
 
 void RingBuffer::wakeIfBehind(uint64_t end) {
-    if (end - tail() >= count_ / 4 && wake_) {
-        wake_(wake_ctx_);
+    if (end - tail() >= count_ / 4 && consumer_.wake) {
+        consumer_.wake(consumer_.ctx);
     }
 }
 
@@ -66,12 +65,18 @@ uint64_t RingBuffer::claimSlow(uint64_t pos, uint32_t n) {
     return pos;
 }
 
-// Block mode, ring full: wakes the writer and sleeps until it has consumed enough (or has
-// given up: abandon()).
+// Block mode, ring full: drains here, or wakes the writer and sleeps until it has
+// consumed enough (or has given up: abandon()).
 void RingBuffer::waitForRoom(uint64_t pos, uint32_t n) {
     while (pos + n - tail() > count_ && !abandoned_.load(std::memory_order_acquire)) {
-        if (wake_) {
-            wake_(wake_ctx_);
+        if (consumer_.drain_here) {
+            consumer_.drain_here(consumer_.ctx);
+            if (pos + n - tail() <= count_) {
+                return;
+            }
+        }
+        if (consumer_.wake) {
+            consumer_.wake(consumer_.ctx);
         }
         const uint32_t seq = room_seq_.load(std::memory_order_acquire);
         room_waiters_.fetch_add(1, std::memory_order_seq_cst);
@@ -101,8 +106,8 @@ uint64_t RingBuffer::claimOrDrop(uint32_t n) {
         }
         if (pos + n - tail() > count_) {
             countDropped(1);
-            if (wake_) {
-                wake_(wake_ctx_);
+            if (consumer_.wake) {
+                consumer_.wake(consumer_.ctx);
             }
             return kNoPosition;
         }

@@ -7,11 +7,12 @@
 //          v                                v
 //   ... [ done | committed | claimed, being filled | committed ] ...   size = head - tail
 //
-// A position p may be claimed once p < tail + slots. In block mode a producer waits for
-// that (waking the writer, then sleeping on a futex that the consumer signals when it
-// frees room: spinning producers would starve the writer of the CPU it needs); in drop
-// mode it gives up and counts the loss in the prologue, where the count is as durable as
-// the events.
+// A position p may be claimed once p < tail + slots. In block mode a producer that finds
+// the ring full first drains it itself, when nobody else is draining (on a busy machine the
+// writer thread may wait long for a CPU, and the producer has one); otherwise it wakes the
+// writer and sleeps on a futex that the consumer signals when it frees room (spinning
+// producers would starve the writer of the CPU it needs). In drop mode it gives up and
+// counts the loss in the prologue, where the count is as durable as the events.
 //
 // The common path of a claim is the atomic add and two compares: no lock, no system call,
 // no other thread woken. The writer sleeps on a timer; a producer wakes it only when its
@@ -35,10 +36,16 @@ namespace gmt::preload {
 class RingBuffer {
   public:
     static constexpr uint64_t kNoPosition = ~uint64_t{0}; // dropped, or sealed
-    using WakeFn = void (*)(void* ctx);
+    // The consumer's side, for producers: wake the writer thread; drain here unless
+    // somebody else is draining.
+    struct Consumer {
+        void (*wake)(void* ctx) = nullptr;
+        void (*drain_here)(void* ctx) = nullptr;
+        void* ctx = nullptr;
+    };
 
     void attach(format::Slot* slots, uint32_t count, uint64_t* dropped_counter, bool drop,
-                WakeFn wake, void* wake_ctx);
+                Consumer consumer);
 
     // Claims `n` consecutive positions; returns the first, or kNoPosition.
     uint64_t claim(uint32_t n) {
@@ -115,8 +122,7 @@ class RingBuffer {
     uint64_t wake_mask_ = 0; // ~(kWakeStride - 1)
     uint64_t* dropped_ = nullptr;
     bool drop_ = false;
-    WakeFn wake_ = nullptr;
-    void* wake_ctx_ = nullptr;
+    Consumer consumer_;
     std::atomic<bool> count_late_{false};
     std::atomic<bool> abandoned_{false};
     std::atomic<uint64_t> sealed_at_{kNotSealed};

@@ -85,6 +85,9 @@ inline void fillOutOfMemory(Event& e) {
 // the event's fields; out-parameters are read only when ok.
 template <typename Result, typename Call, typename Fill>
 Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    if (CallScope::nested()) {
+        return call(); // inside a traced call (cudart's cudaMalloc calls cuMemAlloc): silent
+    }
     CallScope scope;
     Result r = call();
     Recorder& recorder = Recorder::instance();
@@ -106,6 +109,9 @@ Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
 // commit the outcome. `fill(e)` sets the fields known before the call.
 template <typename Result, typename Call, typename Fill>
 Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    if (CallScope::nested()) {
+        return call();
+    }
     CallScope scope;
     Recorder& recorder = Recorder::instance();
     if (!scope.outermost() || !recorder.active()) {

@@ -1,8 +1,6 @@
 // Integration tests of libgpumemtrace.so: small programs run on the simulated CUDA with
 // the library preloaded; assertions are on `gpumemtrace dump` of the traces they leave.
-#include "subprocess.h"
-#include "temp_dir.h"
-#include "trace_dump.h"
+#include "traced_run.h"
 
 #include <catch2/catch.hpp>
 
@@ -16,37 +14,6 @@ using namespace gmt::test;
 using nlohmann::json;
 
 namespace {
-
-const std::string kBin = GMT_BUILD_DIR "/bin";
-const std::string kCli = kBin + "/gpumemtrace";
-const std::string kPrograms = GMT_PROGRAM_DIR;
-
-struct Run {
-    TempDir dir;
-    ProcessResult result;
-    std::vector<std::string> traces;
-};
-
-Run traced(const std::vector<std::string>& argv, Environment extra = {}) {
-    Run run;
-    Environment env = {{"LD_PRELOAD", GMT_BUILD_DIR "/lib/libgpumemtrace.so"},
-                       {"LD_LIBRARY_PATH", GMT_BUILD_DIR "/lib/cudasim"},
-                       {"GPUMEMTRACE_OUTPUT", run.dir.file("t.%p.gmtrace")}};
-    for (auto& kv : extra) {
-        env.push_back(kv);
-    }
-    run.result = runProcess(argv, env);
-    run.traces = listFiles(run.dir.path(), ".gmtrace");
-    return run;
-}
-
-DumpedTrace only(const Run& run) {
-    REQUIRE(run.traces.size() == 1);
-    DumpedTrace t = dumpTrace(kCli, run.traces[0]);
-    INFO(t.error);
-    REQUIRE(t.exit_code == 0);
-    return t;
-}
 
 // Exactly one successful event of `op` with `size`, named `api`, of `kind`.
 json expectOne(const DumpedTrace& t, const std::string& op, uint64_t size, const std::string& api,
