@@ -148,7 +148,7 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
         }
     }
     for (const auto& [handle, h] : p.lifetimes->handles()) {
-        if (h.device >= 0 && !h.host_located) {
+        if (h.device >= 0 && !h.host_located && h.counted()) {
             devices.insert(h.device);
         }
     }

@@ -1,9 +1,10 @@
 // Allocation lifetimes of one traced process with CUDA's semantics: pointers (device,
 // pitch, managed, pool, pinned host) live until freed; arrays until destroyed; virtual
 // memory in three layers kept apart — reservations (address space, no bytes), physical
-// handles (bytes until released *and* unmapped) and mappings; teardown ends what a
-// context owned except VMM handles and pool memory. Detects double, invalid and
-// mismatched frees. Live bytes are charged to the shared LiveAccounting.
+// handles (bytes until every reference is released *and* every mapping unmapped; imported
+// handles are another process's bytes) and mappings; teardown ends what a context owned
+// except VMM handles and pool memory. Detects double, invalid and mismatched frees. Live
+// bytes are charged to the shared LiveAccounting.
 #pragma once
 
 #include "flat_map.h"
@@ -39,16 +40,31 @@ struct Reservation {
     uint32_t stack = 0;
 };
 
+// Whose physical memory a handle stands for.
+enum class HandleOrigin : uint8_t {
+    Created,  // cuMemCreate here: its bytes count in this process, and leak here
+    Imported, // cuMemImportFromShareableHandle: the exporting process's memory
+    Unseen,   // first seen mapped or retained: made where the trace could not see
+};
+
+// A physical allocation handle and its references, as the driver counts them: create,
+// import and retain each add one, release drops one; the memory lives until the last
+// reference is released *and* the last mapping of it unmapped.
 struct PhysicalHandle {
-    uint64_t size = 0;
+    uint64_t size = 0; // created: bytes; otherwise the largest offset + size mapped
     uint64_t time_ns = 0;
     uint32_t stack = 0;
     int device = -1;
     bool host_located = false;
-    bool released = false;
+    HandleOrigin origin = HandleOrigin::Created;
+    uint32_t references = 0;
     uint32_t mappings = 0;
     format::Api api = format::Api::Unknown;
     uint32_t site = kNoSite;
+
+    // Only this process's own memory is counted (peak, live bytes, leaks).
+    bool counted() const { return origin == HandleOrigin::Created; }
+    bool alive() const { return references > 0 || mappings > 0; }
 };
 
 struct Mapping {
@@ -91,7 +107,8 @@ struct ProcessCounters {
     uint64_t failed_allocations = 0;
     uint64_t errors = 0;
     uint64_t teardowns = 0;
-    uint64_t implicit_ends = 0; // a new allocation over a live one (a free not recorded)
+    uint64_t implicit_ends = 0;    // a new allocation over a live one (a free not recorded)
+    uint64_t imported_handles = 0; // cuMemImportFromShareableHandle: not allocations here
     std::array<uint64_t, kKindCount> allocations_by_kind{};
 };
 
@@ -132,7 +149,23 @@ class Lifetimes {
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
-    void endHandle(uint64_t handle, uint64_t time_ns);
+    // A refused call changes nothing; an accepted one goes to `handler`. Returns false (the
+    // event is no allocation failure), as onEvent does.
+    bool ifSucceeded(const format::Event& e, void (Lifetimes::*handler)(const format::Event&)) {
+        if (e.result == 0) {
+            (this->*handler)(e);
+        }
+        return false;
+    }
+    void onVmmCreate(const format::Event& e);
+    void onVmmImport(const format::Event& e);
+    void onVmmRetain(const format::Event& e);
+    void onVmmRelease(const format::Event& e);
+    void onVmmMap(const format::Event& e);
+    void onVmmUnmap(const format::Event& e);
+    // The handle's entry for a value first seen mapped or retained.
+    PhysicalHandle& unseenHandle(const format::Event& e);
+    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns);
     void onTeardown(const format::Event& e);
     void rememberFreed(uint64_t address, Freed f);
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,

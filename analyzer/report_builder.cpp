@@ -149,6 +149,8 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
                   {"errors", c.errors},
                   {"leaked_bytes", proc_leaked},
                   {"recovered_records", p.status.ring_records}};
+        // The job rank from the launcher's environment; null when not launched as a rank.
+        proc["rank"] = p.header && p.header->rank >= 0 ? Json(p.header->rank) : Json(nullptr);
         if (p.trailer && p.trailer->exit_signal != 0) {
             // Complete (the tracer drained everything) but the process died of this signal.
             proc["exit_signal"] = p.trailer->exit_signal;

@@ -22,7 +22,4 @@ struct Config {
 // replaced by defaults rather than changing the traced program's behaviour.
 Config readConfig();
 
-// "%p" pid, "%h" host, "%t" start time (YYYYmmdd-HHMMSS), "%%" a percent sign.
-std::string expandOutputTemplate(const std::string& tmpl, int pid);
-
 } // namespace gmt::preload

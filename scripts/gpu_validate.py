@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from gpu_validate_ranks import check_ranks
+
 ROWS = []
 
 
@@ -389,11 +391,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated check groups")
     args = ap.parse_args()
     env = Env(args.build, args.out)
-    groups = {"routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
+    groups = {"ranks": lambda e: check_ranks(e, row), "routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
               "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
-    wanted = [g for g in args.only.split(",") if g] or list(groups)
+    # "ranks" needs 2 GPUs: only when asked for.
+    wanted = [g for g in args.only.split(",") if g] or [g for g in groups if g != "ranks"]
     for g in wanted:
         try:
             groups[g](env)

@@ -2,6 +2,7 @@
 // the limits; exit 0 when all hold, 1 when one is exceeded, 2 for unusable input.
 #include "commands.h"
 
+#include "check_gate.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
 #include "report_input.h"
@@ -19,16 +20,7 @@ namespace {
 
 struct CheckArgs {
     std::vector<std::string> traces;
-    uint64_t max_leaked_bytes = 0;
-    std::optional<uint64_t> max_leaks;
-    std::optional<uint64_t> max_peak_bytes;
-    bool fail_on_errors = true;
-    bool allow_incomplete = false;
-    std::string suppressions;
-    std::string junit;
-    size_t top = 5;
-    size_t frames = 8;
-    bool no_symbols = false;
+    CheckOptions options;
 };
 
 std::string processName(const ProcessVerdict& v) {
@@ -105,7 +97,10 @@ JUnitSuite junitSuite(const ProcessVerdict& v) {
     return suite;
 }
 
-int runCheck(const CheckArgs& args) {
+} // namespace
+
+int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
+                 std::ostream& out) {
     Suppressions suppressions;
     if (!args.suppressions.empty()) {
         suppressions = Suppressions::load(args.suppressions);
@@ -115,7 +110,7 @@ int runCheck(const CheckArgs& args) {
     std::vector<Json> reports;
     AnalyzeOptions ao;
     ao.symbols = !args.no_symbols;
-    for (const std::string& trace : args.traces) {
+    for (const std::string& trace : traces) {
         reports.push_back(analyzeTrace(trace, ao));
     }
     GateLimits limits;
@@ -138,60 +133,65 @@ int runCheck(const CheckArgs& args) {
             ++checks;
             failed_checks += c.failed ? 1 : 0;
         }
-        printVerdict(std::cout, v);
+        printVerdict(out, v);
     }
-    printSuppressions(std::cout, suppressions);
+    printSuppressions(out, suppressions);
     if (failed_processes == 0) {
-        std::cout << "gpumemtrace check: passed (" << checks << " checks in " << verdicts.size()
-                  << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
+        out << "gpumemtrace check: passed (" << checks << " checks in " << verdicts.size()
+            << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
     } else {
-        std::cout << "gpumemtrace check: FAILED (" << failed_checks << " of " << checks
-                  << " checks in " << failed_processes << " of " << verdicts.size()
-                  << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
+        out << "gpumemtrace check: FAILED (" << failed_checks << " of " << checks << " checks in "
+            << failed_processes << " of " << verdicts.size()
+            << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
     }
-    std::cout.flush();
+    out.flush();
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
         for (const ProcessVerdict& v : verdicts) {
             suites.push_back(junitSuite(v));
         }
-        std::ofstream out(args.junit, std::ios::trunc);
-        out << renderJUnit(suites, "gpumemtrace check");
-        if (!out.flush()) {
+        std::ofstream file(args.junit, std::ios::trunc);
+        file << renderJUnit(suites, "gpumemtrace check");
+        if (!file.flush()) {
             throw InputError("cannot write JUnit report " + args.junit);
         }
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
 
-} // namespace
+std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) {
+    CheckOptions* o = &options;
+    return {
+        cmd->add_option("--max-leaked-bytes", o->max_leaked_bytes,
+                        "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
+            ->transform(sizeTransform())
+            ->default_str("0"),
+        cmd->add_option("--max-leaks", o->max_leaks,
+                        "Leaked allocations allowed per process (default: no count limit)"),
+        cmd->add_option("--max-peak-bytes", o->max_peak_bytes,
+                        "Peak device memory allowed per process (default: no limit)")
+            ->transform(sizeTransform()),
+        cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
+                      "Fail on double, invalid or mismatched frees (default: on)"),
+        cmd->add_flag("--allow-incomplete", o->allow_incomplete,
+                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+        cmd->add_option("--suppressions", o->suppressions,
+                        "File of leak:PATTERN / error:PATTERN lines to ignore"),
+        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+        cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
+            ->default_str("5"),
+        cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),
+        cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
+    };
+}
 
 void addCheckCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "check", "CI gate: fail (exit 1) when traces leak, peak too high or misuse the API");
     auto args = std::make_shared<CheckArgs>();
     cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
-    cmd->add_option("--max-leaked-bytes", args->max_leaked_bytes,
-                    "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
-        ->transform(sizeTransform())
-        ->default_str("0");
-    cmd->add_option("--max-leaks", args->max_leaks,
-                    "Leaked allocations allowed per process (default: no count limit)");
-    cmd->add_option("--max-peak-bytes", args->max_peak_bytes,
-                    "Peak device memory allowed per process (default: no limit)")
-        ->transform(sizeTransform());
-    cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", args->fail_on_errors,
-                  "Fail on double, invalid or mismatched frees (default: on)");
-    cmd->add_flag("--allow-incomplete", args->allow_incomplete,
-                  "Do not fail on a trace that ends early (killed process, damaged file)");
-    cmd->add_option("--suppressions", args->suppressions,
-                    "File of leak:PATTERN / error:PATTERN lines to ignore");
-    cmd->add_option("--junit", args->junit, "Also write the verdict as JUnit XML to FILE");
-    cmd->add_option("--top", args->top, "Leak sites and errors shown with stacks")
-        ->default_str("5");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack")->default_str("8");
-    cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only (faster)");
+    addCheckOptions(cmd, args->options);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
@@ -201,7 +201,7 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "--suppressions gpumemtrace.supp --junit gpumemtrace.xml");
     cmd->callback([args, &exit_code] {
         try {
-            exit_code = runCheck(*args);
+            exit_code = runCheckGate(args->traces, args->options, std::cout);
         } catch (const InputError& e) {
             std::cerr << "gpumemtrace check: " << e.what() << '\n';
             exit_code = kExitBadInput;

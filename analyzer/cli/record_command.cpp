@@ -2,11 +2,13 @@
 // preloaded, exits with CMD's status, and says which traces the run produced.
 #include "commands.h"
 
+#include "check_gate.h"
 #include "child_process.h"
 #include "json_fields.h"
 #include "preload_locator.h"
 #include "report_input.h"
 #include "size_parse.h"
+#include "suppressions.h"
 #include "trace_discovery.h"
 
 #include <cstdlib>
@@ -29,6 +31,8 @@ struct RecordArgs {
     std::string log_level;
     std::string library;
     bool quiet = false;
+    bool check = false;
+    CheckOptions check_options;
     std::vector<std::string> command;
 };
 
@@ -86,6 +90,45 @@ void summarize(const std::string& path) {
     std::cerr << "gpumemtrace:   see: gpumemtrace report " << shellQuote(shown) << '\n';
 }
 
+// What makes the directory part of `tmpl` impossible to create, or "" when it looks
+// creatable: the deepest part that exists must be a directory this user can write in.
+// Only the part before the first %-expansion is looked at.
+std::string outputDirectoryProblem(const std::string& tmpl) {
+    std::string dir = tmpl.substr(0, tmpl.rfind('/') + 1);
+    dir = dir.substr(0, dir.find('%'));
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    while (!dir.empty()) {
+        struct stat st {};
+        // Without its trailing '/', so that a file there is found (and said to be one).
+        std::string path = dir.size() > 1 ? dir.substr(0, dir.size() - 1) : dir;
+        if (::stat(path.c_str(), &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                return "cannot create the output directory: " + dir + " is not a directory";
+            }
+            if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+                return "cannot create the output directory: " + dir + " is not writable";
+            }
+            return {};
+        }
+        dir.pop_back(); // the trailing '/'
+        dir = dir.substr(0, dir.rfind('/') + 1);
+    }
+    return {};
+}
+
+// `record --check`: the traces of the run through the check gate, verdicts on stderr
+// (stdout is the command's). The command's own failure wins over the verdict.
+int gate(const std::vector<std::string>& traces, const CheckOptions& options, int command_exit) {
+    int verdict = kExitOk;
+    try {
+        verdict = runCheckGate(traces, options, std::cerr);
+    } catch (const std::exception& e) {
+        std::cerr << "gpumemtrace record --check: " << e.what() << '\n';
+        verdict = kExitBadInput;
+    }
+    return command_exit != 0 ? command_exit : verdict;
+}
+
 int runRecord(const RecordArgs& args) {
     if (args.command.empty()) {
         std::cerr << "gpumemtrace record: no command to run (usage: gpumemtrace record "
@@ -110,15 +153,21 @@ int runRecord(const RecordArgs& args) {
         return kExitBadInput;
     }
 
+    if (args.check && !args.check_options.suppressions.empty()) {
+        try { // a bad suppressions file must not cost a whole run
+            Suppressions::load(args.check_options.suppressions);
+        } catch (const std::exception& e) {
+            std::cerr << "gpumemtrace record: " << e.what() << '\n';
+            return kExitBadInput;
+        }
+    }
+
     // The child inherits this environment; the recorder reads it once at load time.
     std::string tmpl = absoluteTemplate(args.output);
-    // The recorder cannot create directories; without this check the run would end with
-    // a misleading "no trace was written".
-    std::string dir = tmpl.substr(0, tmpl.rfind('/') + 1);
-    struct stat st {};
-    if (dir.find('%') == std::string::npos &&
-        (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
-        std::cerr << "gpumemtrace record: output directory " << dir << " does not exist\n";
+    // The recorder creates missing directories; one it could not create would only show
+    // as "no trace was written" at the end, so a plainly impossible one is refused now.
+    if (std::string problem = outputDirectoryProblem(tmpl); !problem.empty()) {
+        std::cerr << "gpumemtrace record: " << problem << '\n';
         return kExitBadInput;
     }
     const char* existing = std::getenv("LD_PRELOAD");
@@ -148,13 +197,18 @@ int runRecord(const RecordArgs& args) {
         std::cerr << "gpumemtrace: " << args.command.front() << " was killed by signal "
                   << status.signal << " (" << ::strsignal(status.signal) << ")\n";
     }
-    if (args.quiet) {
+    if (args.quiet && !args.check) {
         return status.exit_code;
     }
     std::vector<std::string> traces = discovery.newTraces();
     if (traces.empty()) {
         std::cerr << "gpumemtrace: no trace was written: " << args.command.front()
-                  << " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)\n";
+                  << " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)"
+                  << (args.check ? "; nothing to check\n" : "\n");
+        return status.exit_code;
+    }
+    if (args.check) {
+        return gate(traces, args.check_options, status.exit_code);
     }
     for (const std::string& trace : traces) {
         summarize(trace);
@@ -174,7 +228,8 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
     cmd->prefix_command();
     cmd->add_option("command", args->command, "The command to run, after --");
     cmd->add_option("-o,--output", args->output,
-                    "Trace path template: %p pid, %h host, %t start time "
+                    "Trace path template: %p pid, %r rank, %h host, %t start time, "
+                    "%q{VAR} environment variable; missing directories are created "
                     "(GPUMEMTRACE_OUTPUT)")
         ->default_str("gpumemtrace.%p.gmtrace");
     cmd->add_option("--stack-depth", args->stack_depth,
@@ -196,12 +251,21 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "The preload library to use (default: ../lib/libgpumemtrace.so next to "
                     "this executable)");
     cmd->add_flag("-q,--quiet", args->quiet, "Do not summarize the traces at the end");
+    CLI::Option* check = cmd->add_flag(
+        "--check", args->check,
+        "Then gate the traces as `gpumemtrace check` does, verdict on stderr: exit 1 on a "
+        "violation, 2 on an unusable trace; CMD's own failure wins");
+    for (CLI::Option* o : addCheckOptions(cmd, args->check_options)) {
+        o->needs(check)->group("Check options (with --check)");
+    }
     cmd->footer("CMD's exit status is passed through (128 + N when signal N killed it); "
                 "SIGINT,\nSIGTERM, SIGHUP and SIGQUIT are forwarded to CMD. Every process "
                 "that uses CUDA\nwrites its own trace (forked children too).\n\n"
                 "Example:\n"
                 "  gpumemtrace record -o 'train.%p.gmtrace' -- python train.py --epochs 1\n"
-                "  gpumemtrace report train.*.gmtrace");
+                "  gpumemtrace report train.*.gmtrace\n"
+                "  gpumemtrace record --check --max-leaked-bytes 1M -o 'ci/rank%r.gmtrace' -- "
+                "torchrun --nproc-per-node 2 train.py");
     cmd->callback([cmd, args, &exit_code] {
         std::vector<std::string> stray = cmd->remaining();
         if (!stray.empty() && stray.front() == "--") {

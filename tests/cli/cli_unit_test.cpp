@@ -238,6 +238,8 @@ TEST_CASE("record finds the traces its template produces") {
     CHECK(globs[1] == "/tmp/out/t.[0-9]*.[0-9]*.gmtrace");
     CHECK(templateGlobs("/d/%h-%t", "h*")[0] == "/d/h\\*-[0-9]*-[0-9]*");
     CHECK(templateGlobs("/d/%h-%t", "h")[1] == "/d/h-[0-9]*-[0-9]*.[0-9]*");
+    CHECK(templateGlobs("/d/%q{JOB}/rank%r.gmtrace", "h")[0] == "/d/*/rank*.gmtrace");
+    CHECK(templateGlobs("/d/%q{JOB/r", "h")[0] == "/d/%q{JOB/r"); // unterminated: as written
     CHECK(absoluteTemplate("/abs/x.%p") == "/abs/x.%p");
     CHECK(absoluteTemplate("x.%p").front() == '/');
 }

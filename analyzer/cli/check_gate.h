@@ -1,0 +1,38 @@
+// The CI gate of `gpumemtrace check`, shared with `gpumemtrace record --check`: its options
+// and its verdict over a set of traces (defined in check_command.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gmt::cli {
+
+struct CheckOptions {
+    uint64_t max_leaked_bytes = 0;
+    std::optional<uint64_t> max_leaks;
+    std::optional<uint64_t> max_peak_bytes;
+    bool fail_on_errors = true;
+    bool allow_incomplete = false;
+    std::string suppressions;
+    std::string junit;
+    size_t top = 5;
+    size_t frames = 8;
+    bool no_symbols = false;
+};
+
+// Adds the gate's options (--max-leaked-bytes ... --no-symbols) to `cmd`, storing into
+// `options`; returns them, so a command can group them or make them need a flag.
+std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options);
+
+// Analyses every trace, writes one verdict per process and the totals to `out` (and the
+// JUnit file when asked). Returns kExitOk when every limit holds, kExitNotOk otherwise;
+// throws InputError or SuppressionError on unusable input.
+int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& options,
+                 std::ostream& out);
+
+} // namespace gmt::cli
