@@ -140,9 +140,9 @@ Recorder::Recorder() : config_(readConfig()) {
     }
 }
 
-Session* Recorder::session() {
-    Session* s = session_.load(std::memory_order_acquire);
-    if (s || creation_failed_.load(std::memory_order_relaxed)) {
+Session* Recorder::sessionSlow() {
+    Session* s = nullptr;
+    if (creation_failed_.load(std::memory_order_relaxed)) {
         return s;
     }
     std::lock_guard lock(create_mutex_);

@@ -63,7 +63,12 @@ class Recorder {
     Recorder();
     static Recorder& create();
     static inline std::atomic<Recorder*> instance_{nullptr};
-    Session* session();
+    // The trace of this process, created at the first call; null when it cannot be.
+    Session* session() {
+        Session* s = session_.load(std::memory_order_acquire);
+        return s ? s : sessionSlow();
+    }
+    Session* sessionSlow();
     Session* createSession();
     void stamp(format::Event& e, Session* s);
     // Seals the ring, stops the writer thread and writes the trailer. `provisional`: an

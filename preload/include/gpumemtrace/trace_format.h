@@ -726,6 +726,16 @@ inline size_t encodeEventBodyTo(uint8_t* out, const void* event, EventCoder& cod
     uint8_t* w = detail::putVarint(out, op);
     w = detail::putVarint(w, mask);
     using detail::word;
+    if ((mask & ~uint64_t{7}) == 0) [[likely]] {
+        // Time, address, size: what an allocation loop changes. No dispatch.
+        for (int i = 0; i < 3; ++i) {
+            if (mask & (uint64_t{1} << i)) {
+                w = detail::putDelta(w, word(c, i), word(p, i));
+            }
+        }
+        std::memcpy(p, c, sizeof(Event));
+        return static_cast<size_t>(w - out);
+    }
     auto u32 = [](uint64_t v, int shift) {
         return static_cast<uint64_t>(static_cast<uint32_t>(v >> shift));
     };
