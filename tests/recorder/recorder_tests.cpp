@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <sys/stat.h>
 #include <tuple>
 
@@ -333,4 +334,24 @@ TEST_CASE("dlsym(RTLD_NEXT) still resolves relative to the real caller", "[recor
     Run run = traced({kPrograms + "/rtld_next"});
     INFO(run.result.err);
     CHECK(run.result.exit_code == 0);
+}
+
+TEST_CASE("the context and device recorded follow every switch", "[recorder][context]") {
+    Run run = traced({kPrograms + "/context_switch"});
+    INFO(run.result.err);
+    REQUIRE(run.result.exit_code == 0);
+    DumpedTrace t = only(run);
+    std::istringstream lines(run.result.out);
+    std::string line;
+    int compared = 0;
+    while (std::getline(lines, line)) {
+        json seen = json::parse(line);
+        auto found = t.find("alloc", seen["size"].get<uint64_t>());
+        INFO(line);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0]["context"] == seen["context"]);
+        CHECK(found[0]["device"] == seen["device"]);
+        ++compared;
+    }
+    CHECK(compared >= 10);
 }
