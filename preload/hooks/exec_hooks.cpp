@@ -36,26 +36,34 @@ int missing() {
 using VectorExec = int (*)(const char*, char* const[]);
 using VectorEnvExec = int (*)(const char*, char* const[], char* const[]);
 
-// The arguments of an execl-style call, NULL-terminated, in `out` (sized by countArgs).
-size_t countArgs(const char* first, va_list ap) {
+// Runs `exec(argv, envp)` with the arguments of an execl-style call, NULL-terminated, on
+// this frame's stack (no allocation: a forked child of a threaded program may call these);
+// envp is the pointer after the NULL when `env_follows` (execle), else null.
+template <typename Exec>
+int withListArgs(const char* first, va_list ap, bool env_follows, Exec&& exec) {
     size_t n = 1;
-    va_list copy;
-    va_copy(copy, ap);
+    va_list count;
+    va_copy(count, ap);
     if (first) {
-        while (va_arg(copy, const char*) != nullptr) {
+        while (va_arg(count, const char*) != nullptr) {
             ++n;
         }
     }
-    va_end(copy);
-    return n;
-}
-
-void collectArgs(const char* first, va_list ap, char** out, size_t n) {
-    out[0] = const_cast<char*>(first);
+    va_end(count);
+    auto** args = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
+    args[0] = const_cast<char*>(first);
     for (size_t i = 1; i < n; ++i) {
-        out[i] = va_arg(ap, char*);
+        args[i] = va_arg(ap, char*);
     }
-    out[n] = nullptr;
+    args[n] = nullptr;
+    char* const* envp = nullptr;
+    if (env_follows) {
+        if (first) {
+            (void)va_arg(ap, char*); // the NULL that ends the arguments
+        }
+        envp = va_arg(ap, char* const*);
+    }
+    return exec(args, envp);
 }
 
 } // namespace
@@ -94,34 +102,29 @@ GMT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* c
     return aroundExec([&] { return fn ? fn(dirfd, path, argv, envp, flags) : missing(); });
 }
 
-// No allocation here: a forked child of a threaded program may call these.
 GMT_EXPORT int execl(const char* path, const char* arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = countArgs(arg, ap);
-    auto** args = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-    collectArgs(arg, ap, args, n);
+    int r =
+        withListArgs(arg, ap, false, [&](char** argv, char* const*) { return execv(path, argv); });
     va_end(ap);
-    return execv(path, args);
+    return r;
 }
 
 GMT_EXPORT int execlp(const char* file, const char* arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = countArgs(arg, ap);
-    auto** args = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-    collectArgs(arg, ap, args, n);
+    int r =
+        withListArgs(arg, ap, false, [&](char** argv, char* const*) { return execvp(file, argv); });
     va_end(ap);
-    return execvp(file, args);
+    return r;
 }
 
 GMT_EXPORT int execle(const char* path, const char* arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = countArgs(arg, ap);
-    auto** args = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-    collectArgs(arg, ap, args, n);
-    auto* const* envp = va_arg(ap, char* const*);
+    int r = withListArgs(arg, ap, true,
+                         [&](char** argv, char* const* envp) { return execve(path, argv, envp); });
     va_end(ap);
-    return execve(path, args, envp);
+    return r;
 }

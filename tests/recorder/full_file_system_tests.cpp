@@ -76,6 +76,22 @@ void checkAccountsForEveryCall(const std::string& trace) {
     CHECK(process["dropped_events"] == dropped);
 }
 
+// Runs the pairs program traced into `dir` (extra arguments before it: a wrapper such as
+// prlimit) and checks that its output and exit status are those of the untraced run.
+ProcessResult runUndisturbed(const std::string& dir, std::vector<std::string> wrapper = {}) {
+    ProcessResult expected = untraced(kPairs);
+    Environment env = tracingEnvironment(dir);
+    env.emplace_back("GPUMEMTRACE_STACK_DEPTH", "0"); // no stack records: events are all
+    wrapper.insert(wrapper.end(), kPairs.begin(), kPairs.end());
+    ProcessResult r = runProcess(wrapper, env);
+    INFO(r.err);
+    CHECK(r.exited);
+    CHECK(r.term_signal == 0);
+    CHECK(r.exit_code == expected.exit_code);
+    CHECK(r.out == expected.out);
+    return r;
+}
+
 } // namespace
 
 TEST_CASE("a file system too small for the ring: the program runs untraced, undisturbed",
@@ -85,13 +101,7 @@ TEST_CASE("a file system too small for the ring: the program runs untraced, undi
         WARN("cannot mount a small tmpfs here (" << fs.why() << "): not tested");
         return;
     }
-    ProcessResult expected = untraced(kPairs);
-    Environment env = tracingEnvironment(fs.path());
-    env.emplace_back("GPUMEMTRACE_STACK_DEPTH", "0");
-    ProcessResult r = runProcess(kPairs, env);
-    CHECK(r.exited);
-    CHECK(r.exit_code == expected.exit_code);
-    CHECK(r.out == expected.out);
+    ProcessResult r = runUndisturbed(fs.path());
     CHECK(r.err.find("cannot reserve") != std::string::npos);
     CHECK(listFiles(fs.path(), ".gmtrace").empty());
 }
@@ -105,32 +115,18 @@ TEST_CASE("a file system that fills up: tracing stops, the program does not noti
         WARN("cannot mount a small tmpfs here (" << fs.why() << "): not tested");
         return;
     }
-    ProcessResult expected = untraced(kPairs);
-    Environment env = tracingEnvironment(fs.path());
-    env.emplace_back("GPUMEMTRACE_STACK_DEPTH", "0");
-    ProcessResult r = runProcess(kPairs, env);
-    CHECK(r.exited);
-    CHECK(r.exit_code == expected.exit_code);
-    CHECK(r.out == expected.out);
+    runUndisturbed(fs.path());
     auto traces = listFiles(fs.path(), ".gmtrace");
     REQUIRE(traces.size() == 1);
     checkAccountsForEveryCall(traces[0]);
 }
 
 TEST_CASE("a file size limit: no SIGXFSZ, the program runs on", "[recorder][file]") {
-    ProcessResult expected = untraced(kPairs);
     for (const char* limit : {"600000", "1100000"}) {
         TempDir dir;
-        Environment env = tracingEnvironment(dir.path());
-        env.emplace_back("GPUMEMTRACE_STACK_DEPTH", "0");
-        std::vector<std::string> argv = {"/usr/bin/prlimit", std::string("--fsize=") + limit};
-        argv.insert(argv.end(), kPairs.begin(), kPairs.end());
-        ProcessResult r = runProcess(argv, env);
-        INFO("RLIMIT_FSIZE " << limit << ": " << r.err);
-        CHECK(r.exited);
-        CHECK(r.term_signal == 0);
-        CHECK(r.exit_code == expected.exit_code);
-        CHECK(r.out == expected.out);
+        INFO("RLIMIT_FSIZE " << limit);
+        ProcessResult r =
+            runUndisturbed(dir.path(), {"/usr/bin/prlimit", std::string("--fsize=") + limit});
         auto traces = listFiles(dir.path(), ".gmtrace");
         if (std::string(limit) == "600000") {
             CHECK(traces.empty()); // the ring alone exceeds the limit

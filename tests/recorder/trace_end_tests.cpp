@@ -87,6 +87,19 @@ TEST_CASE("execve into a program that uses CUDA: two complete traces", "[recorde
     }
 }
 
+TEST_CASE("execle: the arguments and the environment reach the new program",
+          "[recorder][lifecycle]") {
+    Run run = traced({kPrograms + "/lifecycle", "execle", kPrograms + "/lifecycle", "exit"});
+    INFO(run.result.err);
+    REQUIRE(run.result.exit_code == 3); // the new image ran "exit", traced through LD_PRELOAD
+    REQUIRE(run.traces.size() == 2);
+    for (const std::string& path : run.traces) {
+        DumpedTrace t = dumpTrace(kCli, path);
+        CHECK(t.exit_code == 0);
+        CHECK(t.last_record == "trailer");
+    }
+}
+
 TEST_CASE("execve that fails: the trace goes on and ends complete", "[recorder][lifecycle]") {
     Run run = traced({kPrograms + "/lifecycle", "exec-fail"});
     INFO(run.result.err);

@@ -6,6 +6,7 @@
 //   abort      allocates 36001, then abort()
 //   exit       allocates 37001, then _exit(3)
 //   exec       allocates and frees 38001, then execs argv[2] with the arguments after it
+//   execle     the same through execle (at most two arguments), with this environment
 //   exec-fail  allocates and frees 38001, fails to exec, allocates and frees 38002, exits 0
 //   pairs      argv[2] cudaMalloc/cudaFree pairs, prints "done N", exits 0
 //   nocuda     never touches CUDA
@@ -77,6 +78,16 @@ int main(int argc, char** argv) {
         cudaFree(alloc(38001));
         execv(argv[2], argv + 2);
         std::perror("execv");
+        return 127;
+    }
+    if (std::strcmp(mode, "execle") == 0 && argc > 3) {
+        cudaFree(alloc(38001));
+        if (argc > 4) {
+            execle(argv[2], argv[2], argv[3], argv[4], nullptr, environ);
+        } else {
+            execle(argv[2], argv[2], argv[3], nullptr, environ);
+        }
+        std::perror("execle");
         return 127;
     }
     if (std::strcmp(mode, "exec-fail") == 0) {
