@@ -214,7 +214,7 @@ void Recorder::emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, vo
     pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, body, w.size());
 }
 
-void Recorder::stamp(format::Event& e, Session* s) {
+inline void Recorder::stamp(format::Event& e, Session* s) {
     e.tid = currentTid();
     if (config_.stack_depth > 0) {
         uint64_t frames[format::kMaxStackDepth];

@@ -33,7 +33,7 @@ void RingBuffer::attach(format::Slot* slots, uint32_t count, uint64_t* dropped_c
 }
 
 void RingBuffer::wakeIfBehind(uint64_t end) {
-    if (end - tail() >= count_ / 4 && consumer_.wake) {
+    if (end - tail() >= wakeBacklog() && consumer_.wake) {
         consumer_.wake(consumer_.ctx);
     }
 }

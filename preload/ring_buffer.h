@@ -16,9 +16,11 @@
 //
 // The common path of a claim is the atomic add and two compares: no lock, no system call,
 // no other thread woken. The writer sleeps on a timer; a producer wakes it only when its
-// claim crosses one of a few fixed points of the ring (every kWakeStride positions) while
-// the ring is at least a quarter full, which happens once per thousands of events, and
-// only a writer that actually sleeps is woken.
+// claim crosses one of a few fixed points of the ring (16 per lap) while the ring is at
+// least half full, which happens once per thousands of events, and only a writer that
+// actually sleeps is woken. (Each wake costs the producer a system call and the writer a
+// context switch: half full rather than earlier halves their number, and a producer that
+// finds the ring full drains it itself anyway.)
 //
 // Sealing ends the sequence: a flag in `head` makes every later claim fail at once, so the
 // positions below the seal are all there will be. The trace's end is written at the seal;
@@ -84,7 +86,7 @@ class RingBuffer {
     // Claimed but not yet consumed: what a sleeping writer would leave behind.
     uint64_t backlog() const { return (head_.load(std::memory_order_seq_cst) & ~kSealed) - tail(); }
     // Worth waking the writer for (the same test the producers make at a wake point).
-    bool wantsDrain() const { return backlog() >= count_ / 4; }
+    bool wantsDrain() const { return backlog() >= wakeBacklog(); }
     uint32_t slots() const { return count_; }
 
     // Ends the sequence and returns where: every position below was claimed before, none
@@ -109,6 +111,7 @@ class RingBuffer {
     bool crossesWakePoint(uint64_t pos, uint32_t n) const {
         return ((pos - 1) & wake_mask_) != ((pos + n - 1) & wake_mask_);
     }
+    uint64_t wakeBacklog() const { return count_ / 2; }
     uint64_t claimSlow(uint64_t pos, uint32_t n);
     uint64_t claimOrDrop(uint32_t n);
     uint64_t lateClaim();
