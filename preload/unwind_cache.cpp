@@ -319,6 +319,7 @@ RequestKey keyOf(const Request& r) {
 }
 
 constexpr uint32_t kKeptOutput = 256;
+constexpr uint32_t kKeptChecks = 256;
 
 // The last stack walked from one kind of call site (Request::window), and what that trace
 // returned (when out_ok): a trace that starts at the same state and finds every word the
@@ -329,10 +330,12 @@ struct Window {
     bool out_ok;
     uint32_t out_n;
     RequestKey key;
-    // The words [check_lo, check_hi) that the last repeat (see walk) verified, kept while
-    // the window stays as it is, so that the next repeat goes straight to them.
+    // The words that the last repeat (see walk) verified, innermost first, as (address,
+    // value) pairs side by side, kept while the window stays as it is, so that the next
+    // repeat goes straight to them.
     bool check_ok;
-    uint32_t check_lo, check_hi;
+    uint32_t check_n;
+    uint64_t check[2 * kKeptChecks];
     uint64_t out[kKeptOutput];
     Frames<kWindow> w; // outermost first
 };
@@ -458,6 +461,20 @@ struct Sink {
 
 // --- The walk. ---
 
+// Keeps the words [lo, hi) of the window for repeatsCheckedWindow(), innermost first.
+void keepChecks(Window& win, uint32_t lo, uint32_t hi) {
+    win.check_ok = hi - lo <= kKeptChecks;
+    if (!win.check_ok) {
+        return;
+    }
+    uint64_t* c = win.check;
+    for (uint32_t r = hi; r > lo; --r) {
+        *c++ = win.w.raddr[r - 1];
+        *c++ = win.w.rval[r - 1];
+    }
+    win.check_n = hi - lo;
+}
+
 // Window := C[0..m] followed by the scratch frames, outermost first. `end` applies when
 // the scratch frames reach the outermost position (m < 0).
 void commit(Block& b, Window& win, int m, uint32_t sn, End end) {
@@ -543,9 +560,7 @@ int walk(Block& b, Window& win, const Request& req, State s) {
                 std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
                 b.reused += static_cast<uint64_t>(j);
                 b.repeated = true;
-                win.check_ok = true;
-                win.check_lo = r_lo;
-                win.check_hi = w.rend[j];
+                keepChecks(win, r_lo, w.rend[j]);
                 return static_cast<int>(win.out_n);
             }
             int i; // C[j..i] proven live; when r > r_lo, C[i]'s step read something else
@@ -663,9 +678,18 @@ bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s)
         ((w.flags[j] & kNeedsRbp) && w.rbp[j] != s.rbp) || !(win.key == keyOf(req))) {
         return false;
     }
-    // Innermost first, stopping at the first difference, as walk() reads them.
-    for (uint32_t r = win.check_hi; r > win.check_lo; --r) {
-        if (load(w.raddr[r - 1]) != w.rval[r - 1]) {
+    // Innermost first, stopping at the first difference, as walk() reads them: an address
+    // is read only once every word before it matched (so it is still one the walk would
+    // read). Four at a time, to spend the loop's overhead on fewer of them.
+    const uint64_t* c = win.check;
+    const uint64_t* end = c + 2 * win.check_n;
+    for (; end - c >= 8; c += 8) {
+        if (load(c[0]) != c[1] || load(c[2]) != c[3] || load(c[4]) != c[5] || load(c[6]) != c[7]) {
+            return false;
+        }
+    }
+    for (; c != end; c += 2) {
+        if (load(c[0]) != c[1]) {
             return false;
         }
     }
