@@ -332,9 +332,14 @@ void Recorder::beforeExec() {
 }
 
 void Recorder::afterFailedExec() {
-    std::lock_guard lock(end_mutex_);
+    // A vfork child (sharing our memory, not our trace) returns here too: it must not touch
+    // our locks.
     Session* s = session_.load(std::memory_order_acquire);
-    if (!exec_pending_ || !s || s->pid != getpid()) {
+    if (!s || s->pid != getpid()) {
+        return;
+    }
+    std::lock_guard lock(end_mutex_);
+    if (!exec_pending_) {
         return;
     }
     exec_pending_ = false;

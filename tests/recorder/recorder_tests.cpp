@@ -355,3 +355,24 @@ TEST_CASE("the context and device recorded follow every switch", "[recorder][con
     }
     CHECK(compared >= 10);
 }
+
+TEST_CASE("event times are CLOCK_MONOTONIC, in order, within the trace's start and end",
+          "[recorder][clock]") {
+    // Long enough for the writer thread to refit the event clock many times (every 10 ms).
+    Run run =
+        traced({kPrograms + "/lifecycle", "pairs", "300000"}, {{"GPUMEMTRACE_STACK_DEPTH", "0"}});
+    REQUIRE(run.result.exit_code == 0);
+    DumpedTrace t = only(run);
+    REQUIRE(t.events.size() == 600000);
+    const uint64_t start = t.header["start_mono_ns"];
+    const uint64_t end = t.trailer["end_mono_ns"];
+    uint64_t prev = start;
+    size_t backwards = 0;
+    for (const json& e : t.events) {
+        const uint64_t time = e["time_ns"];
+        backwards += time < prev;
+        prev = time;
+    }
+    CHECK(backwards == 0);
+    CHECK(prev <= end);
+}
