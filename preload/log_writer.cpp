@@ -110,13 +110,19 @@ void LogWriter::drainLocked(const Ends& ends) {
         }
         format::Slot& slot = ring_.at(pos);
         if (slot.type == format::SlotType::Event) {
-            // Encoded from the slot itself: a committed slot does not change until the tail
-            // passes it.
-            payload_size_ += format::encodeEventRecordTo(
-                frame_ + sizeof(FrameHeader) + payload_size_, slot.payload, prev_);
-            ++payload_records_;
-            ++events_;
-            ++pos;
+            // A run of committed events, encoded from the slots themselves (a committed slot
+            // does not change until the tail passes it), with the frame's state in registers.
+            uint8_t* const payload = frame_ + sizeof(FrameHeader);
+            uint8_t* out = payload + payload_size_;
+            const uint64_t first = pos;
+            do {
+                out += format::encodeEventRecordTo(out, ring_.at(pos).payload, prev_);
+                ++pos;
+            } while (out < payload + kFlushAt && pos < ends.limit && ring_.committed(pos) &&
+                     ring_.at(pos).type == format::SlotType::Event);
+            payload_size_ = static_cast<size_t>(out - payload);
+            payload_records_ += static_cast<uint32_t>(pos - first);
+            events_ += pos - first;
         } else if (slot.type == format::SlotType::Blob) {
             // A blob is an already framed record split over consecutive slots.
             uint32_t length = slot.length;

@@ -694,48 +694,69 @@ inline uint64_t word(const uint8_t* p, int i) {
     std::memcpy(&v, p + 8 * i, 8);
     return v;
 }
+
+// Whether two Events agree from byte 24 on (everything but time, address and size).
+#if defined(__SSE2__)
+inline bool sameFromWord3(const uint8_t* a, const uint8_t* b) {
+    auto eq = [&](int off) {
+        return _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + off)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + off)));
+    };
+    const __m128i all = _mm_and_si128(_mm_and_si128(eq(24), eq(40)),
+                                      _mm_and_si128(_mm_and_si128(eq(56), eq(72)), eq(88)));
+    return _mm_movemask_epi8(all) == 0xffff;
+}
+#else
+inline bool sameFromWord3(const uint8_t* a, const uint8_t* b) {
+    return std::memcmp(a + 24, b + 24, 80) == 0;
+}
+#endif
 } // namespace detail
 
 // Writes the event body (op, mask, deltas) of the Event stored at `event` (sizeof(Event)
 // bytes, any alignment) to `out`, which has room for kMaxEventBody bytes; remembers the
 // event in the coder and returns the body's size. The recorder's writer thread encodes
 // every event through it, so it compares the two Events' bytes at once (the detail::
-// byteChanges masks) and looks at single fields only where bytes differ: an alloc/free loop
-// changes the time and perhaps the address, and everything else costs nothing. The bytes
+// byteChanges masks) and looks at single fields only where bytes differ; the common case,
+// an event that differs from the previous of its op in time, address or size only, is
+// recognised by one comparison of the other 80 bytes and coded without looking further. The bytes
 // are exactly what the field walk of docs/trace-format.md gives
 // (tests/analyzer/decoder_test.cpp checks that against a plain implementation).
 inline size_t encodeEventBodyTo(uint8_t* out, const void* event, EventCoder& coder) {
     const auto* c = static_cast<const uint8_t*>(event);
     const uint8_t op = c[offsetof(Event, op)];
     auto* p = reinterpret_cast<uint8_t*>(&coder.prev[op % kOpSlots]);
-    const detail::ByteChanges ch = detail::byteChanges(c, p);
-    // Field bits from the bytes that changed (layout: the asserts after this function).
-    auto any = [](uint64_t bits, uint64_t m, int b) {
-        return static_cast<uint64_t>((bits & m) != 0) << b;
-    };
-    uint64_t mask = any(ch.lo, 0xff, 0) | any(ch.lo, 0xff00, 1) | any(ch.lo, 0xff0000, 2);
-    if (((ch.lo >> 24) | ch.hi) != 0) {
-        mask |= any(ch.lo, 0xffull << 24, 9) | any(ch.lo, 0xffull << 32, 10) |
-                any(ch.lo, 0xffull << 40, 16) | any(ch.lo, 0xffull << 48, 15) |
-                any(ch.lo, 0xffull << 56, 11) | any(ch.hi, 0xff, 12) | any(ch.hi, 0xff00, 13) |
-                any(ch.hi, 0xfull << 16, 14) | any(ch.hi, 0xfull << 20, 3) |
-                any(ch.hi, 0xfull << 24, 6) | any(ch.hi, 0xfull << 28, 8) |
-                any(ch.hi, 0x3ull << 32, 7) | any(ch.hi, 0x1ull << 35, 4) |
-                any(ch.hi, 0x1ull << 36, 5);
-    }
-    uint8_t* w = detail::putVarint(out, op);
-    w = detail::putVarint(w, mask);
     using detail::word;
-    if ((mask & ~uint64_t{7}) == 0) [[likely]] {
-        // Time, address, size: what an allocation loop changes. No dispatch.
+    if (detail::sameFromWord3(c, p)) [[likely]] {
+        // Only time, address and size may differ: what an allocation loop changes.
+        const uint64_t mask = static_cast<uint64_t>(word(c, 0) != word(p, 0)) |
+                              static_cast<uint64_t>(word(c, 1) != word(p, 1)) << 1 |
+                              static_cast<uint64_t>(word(c, 2) != word(p, 2)) << 2;
+        uint8_t* w = detail::putVarint(out, op);
+        w = detail::putVarint(w, mask);
         for (int i = 0; i < 3; ++i) {
             if (mask & (uint64_t{1} << i)) {
                 w = detail::putDelta(w, word(c, i), word(p, i));
             }
         }
-        std::memcpy(p, c, sizeof(Event));
+        std::memcpy(p, c, 3 * sizeof(uint64_t)); // the rest is equal already
         return static_cast<size_t>(w - out);
     }
+    const detail::ByteChanges ch = detail::byteChanges(c, p);
+    // Field bits from the bytes that changed (layout: the asserts after this function).
+    auto any = [](uint64_t bits, uint64_t m, int b) {
+        return static_cast<uint64_t>((bits & m) != 0) << b;
+    };
+    const uint64_t mask = any(ch.lo, 0xff, 0) | any(ch.lo, 0xff00, 1) | any(ch.lo, 0xff0000, 2) |
+                          any(ch.lo, 0xffull << 24, 9) | any(ch.lo, 0xffull << 32, 10) |
+                          any(ch.lo, 0xffull << 40, 16) | any(ch.lo, 0xffull << 48, 15) |
+                          any(ch.lo, 0xffull << 56, 11) | any(ch.hi, 0xff, 12) |
+                          any(ch.hi, 0xff00, 13) | any(ch.hi, 0xfull << 16, 14) |
+                          any(ch.hi, 0xfull << 20, 3) | any(ch.hi, 0xfull << 24, 6) |
+                          any(ch.hi, 0xfull << 28, 8) | any(ch.hi, 0x3ull << 32, 7) |
+                          any(ch.hi, 0x1ull << 35, 4) | any(ch.hi, 0x1ull << 36, 5);
+    uint8_t* w = detail::putVarint(out, op);
+    w = detail::putVarint(w, mask);
     auto u32 = [](uint64_t v, int shift) {
         return static_cast<uint64_t>(static_cast<uint32_t>(v >> shift));
     };
