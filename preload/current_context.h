@@ -37,6 +37,14 @@ inline void contextsMayHaveEnded() {
     g_context_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
+// Whether the thread's cache already holds `ctx` as current: switching to it changes
+// nothing (runtimes may set the context they want before every call).
+inline bool cachedAsCurrent(CUcontext ctx) {
+    const ContextCache& cache = t_context_cache;
+    return cache.context == ctx && cache.epoch == t_context_epoch &&
+           cache.generation == g_context_generation.load(std::memory_order_acquire);
+}
+
 // The calling thread's current context and its device ordinal; false when it has none (or
 // the driver cannot say). Asks the driver itself, never the runtime, whose last-error state
 // the program may be watching.

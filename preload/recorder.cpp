@@ -31,13 +31,11 @@ struct Session {
 };
 
 namespace {
+
 struct OpenPositions {
     uint64_t first;
     uint64_t end;
 };
-} // namespace
-
-namespace {
 
 thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 // The ring positions this thread has claimed and not yet committed ([first, end), empty

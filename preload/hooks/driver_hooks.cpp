@@ -384,7 +384,11 @@ GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
 // Calls that change which context is current on the calling thread, or end contexts:
 // wrapped only so that the per-thread context cache (current_context.h) forgets.
 GMT_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
-    return switchingContext([&] { return callReal(driverReal().cuCtxSetCurrent, ctx); });
+    CUresult r = callReal(driverReal().cuCtxSetCurrent, ctx);
+    if (r != CUDA_SUCCESS || !cachedAsCurrent(ctx)) {
+        contextMayHaveChanged();
+    }
+    return r;
 }
 
 GMT_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
