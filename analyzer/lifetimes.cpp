@@ -348,6 +348,7 @@ void Lifetimes::addAllocation(const Event& e) {
     a.device = e.device;
     a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
     a.api = e.api;
+    a.phase = phase_;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
     if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
@@ -381,7 +382,7 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
-        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device);
     }
     rememberFreed(a.address, Freed{a.stack, a.api, by_teardown});
 }
@@ -421,6 +422,7 @@ void Lifetimes::onVmmCreate(const Event& e) {
         endHandle(old, e.time_ns);
     }
     PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
+    h.phase = phase_;
     PhysicalHandle& held = handles_[e.handle];
     held = h;
     held.site = accounting_.add(charge(h), e.time_ns);
@@ -640,25 +642,45 @@ void Lifetimes::onTeardown(const Event& e) {
             ++it;
         }
     }
+    accounting_.beginRemovals();
     for (const Allocation& a : ended) {
         endAllocation(a, e.time_ns, true);
     }
+    accounting_.endRemovals(e.time_ns);
     if (e.context != 0) {
         user_contexts_.erase(e.context);
     }
 }
 
+void Lifetimes::releaseAll(uint64_t time_ns) {
+    settlePendingFreeNow();
+    accounting_.beginRemovals();
+    for (const auto& [address, a] : pointers_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [address, a] : arrays_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [handle, h] : handles_) {
+        if (h.counted()) { // imported handles were never charged
+            accounting_.remove(charge(h), time_ns);
+        }
+    }
+    accounting_.endRemovals(time_ns);
+}
+
 void Lifetimes::finish() {
     settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
     }
     for (const auto& [address, a] : arrays_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) {
-            leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device);
+            leak(LeakKey{h.stack, Kind::Vmm, h.api, false, h.phase}, h.size,
+                 h.host_located ? -1 : h.device);
         }
     }
 }

@@ -9,6 +9,7 @@
 
 #include "flat_map.h"
 #include "live_accounting.h"
+#include "phase_tracker.h"
 
 #include <gpumemtrace/trace_format.h>
 
@@ -32,7 +33,8 @@ struct Allocation {
     int device = -1;
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
-    uint32_t site = kNoSite; // LiveAccounting's counter for (process, stack)
+    uint32_t site = kNoSite;   // LiveAccounting's counter for (process, stack)
+    uint32_t phase = kNoPhase; // the phase current when it was made (phase_tracker.h)
 };
 
 struct Reservation {
@@ -61,6 +63,7 @@ struct PhysicalHandle {
     uint32_t mappings = 0;
     format::Api api = format::Api::Unknown;
     uint32_t site = kNoSite;
+    uint32_t phase = kNoPhase; // the phase current when it was created (phase_tracker.h)
 
     // Only this process's own memory is counted (peak, live bytes, leaks).
     bool counted() const { return origin == HandleOrigin::Created; }
@@ -87,12 +90,14 @@ struct FreeError {
     std::string detail;
 };
 
-// Leaks are aggregated as they become known (teardown) and at the end.
+// Leaks are aggregated as they become known (teardown) and at the end, apart per phase
+// the allocations were made in (kNoPhase: before any marker).
 struct LeakKey {
     uint32_t stack = 0;
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
     bool released_by_teardown = false;
+    uint32_t phase = kNoPhase;
     auto operator<=>(const LeakKey&) const = default;
 };
 struct LeakGroup {
@@ -118,6 +123,11 @@ class Lifetimes {
 
     // Returns true when the event is a failed allocation (the caller diagnoses it).
     bool onEvent(const format::Event& e);
+    // Allocations made from now on belong to this phase (PhaseTracker's index).
+    void setPhase(uint32_t phase) { phase_ = phase; }
+    // The process ended at `time_ns`: what it still holds stops counting as live memory
+    // (a process's memory ends with it), but stays here for finish() and fragmentation.
+    void releaseAll(uint64_t time_ns);
     // Everything still live becomes a leak; call once, at the end.
     void finish();
 
@@ -196,6 +206,7 @@ class Lifetimes {
     }
 
     uint32_t process_;
+    uint32_t phase_ = kNoPhase;
     LiveAccounting& accounting_;
     size_t max_errors_;
     PointerMap pointers_;

@@ -1,5 +1,5 @@
-// Settings from the environment (DESIGN §3), read once at load time so the hot path never
-// calls getenv.
+// Settings from the environment (docs/configuration.md), read once at load time so the hot path
+// never calls getenv.
 #pragma once
 
 #include <cstdint>

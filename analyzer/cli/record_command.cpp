@@ -4,11 +4,12 @@
 
 #include "check_gate.h"
 #include "child_process.h"
-#include "json_fields.h"
 #include "preload_locator.h"
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
+#include "terminal_style.h"
+#include "text_safety.h"
 #include "trace_discovery.h"
 
 #include <cstdlib>
@@ -60,34 +61,40 @@ std::string relativeToCwd(const std::string& path) {
 
 void summarize(const std::string& path) {
     std::string shown = relativeToCwd(path);
+    // Colour as the terminal allows, but whole lines: the path is there to be copied.
+    analyzer::TextStyle style = terminalStyle(STDERR_FILENO);
+    style.width = 0;
+    analyzer::StyledText out(style);
     try {
         AnalyzeOptions ao;
         ao.symbols = false; // a summary needs no stacks; symbolizing a big program is slow
-        ao.all_sites = false;
-        Json r = analyzeTrace(path, ao);
-        const Json& procs = r["processes"];
-        const Json p = procs.is_array() && !procs.empty() ? procs[0] : Json::object();
-        const Json& s = r["summary"];
-        std::cerr << "gpumemtrace: pid " << p.value("pid", uint64_t{0}) << ": "
-                  << p.value("events", uint64_t{0}) << " events, leaked "
-                  << formatBytes(s.value("leaked_bytes", uint64_t{0})) << " in "
-                  << s.value("leaked_allocations", uint64_t{0}) << " allocations, peak "
-                  << formatBytes(s.value("peak_bytes", uint64_t{0}));
-        if (uint64_t failed = s.value("failed_allocations", uint64_t{0})) {
-            std::cerr << ", " << failed << " failed allocations";
+        ao.top = 0;
+        const analyzer::Report r = analyzeTrace(path, ao);
+        const analyzer::Summary& s = r.summary;
+        const uint64_t pid = r.processes.empty() ? 0 : r.processes.front().pid;
+        const uint64_t events = r.processes.empty() ? 0 : r.processes.front().events;
+        std::string line = "pid " + std::to_string(pid) + ": " + std::to_string(events) +
+                           " events, leaked " + formatBytes(s.leaked_bytes) + " in " +
+                           std::to_string(s.leaked_allocations) + " allocations, peak " +
+                           formatBytes(s.peak_bytes);
+        if (s.failed_allocations) {
+            line += ", " + std::to_string(s.failed_allocations) + " failed allocations";
         }
-        if (uint64_t errors = s.value("errors", uint64_t{0})) {
-            std::cerr << ", " << errors << " errors";
+        if (s.errors) {
+            line += ", " + std::to_string(s.errors) + " errors";
         }
-        if (!p.value("complete", true)) {
-            std::cerr << " (incomplete trace)";
+        if (!r.processes.empty() && !r.processes.front().complete) {
+            line += " (incomplete trace)";
         }
-        std::cerr << " -> " << shown << '\n';
+        out.line({{"gpumemtrace: ", analyzer::Tone::Plain},
+                  {line, s.leaked_bytes || s.errors ? analyzer::Tone::Warn : analyzer::Tone::Plain},
+                  {" -> " + shown, analyzer::Tone::Plain}});
     } catch (const std::exception& e) {
         // A summary is a courtesy: it never changes the exit status of the run.
-        std::cerr << "gpumemtrace: " << e.what() << '\n';
+        out.line(std::string("gpumemtrace: ") + e.what());
     }
-    std::cerr << "gpumemtrace:   see: gpumemtrace report " << shellQuote(shown) << '\n';
+    out.line("gpumemtrace:   see: gpumemtrace report " + shellQuote(shown));
+    std::cerr << out.str();
 }
 
 // What makes the directory part of `tmpl` impossible to create, or "" when it looks
@@ -121,9 +128,9 @@ std::string outputDirectoryProblem(const std::string& tmpl) {
 int gate(const std::vector<std::string>& traces, const CheckOptions& options, int command_exit) {
     int verdict = kExitOk;
     try {
-        verdict = runCheckGate(traces, options, std::cerr);
+        verdict = runCheckGate(traces, options, std::cerr, terminalStyle(STDERR_FILENO));
     } catch (const std::exception& e) {
-        std::cerr << "gpumemtrace record --check: " << e.what() << '\n';
+        std::cerr << "gpumemtrace record --check: " << analyzer::printable(e.what()) << '\n';
         verdict = kExitBadInput;
     }
     return command_exit != 0 ? command_exit : verdict;

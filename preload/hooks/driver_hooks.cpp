@@ -1,6 +1,6 @@
-// Wrappers of the driver API (DESIGN §2 table). Reached as exported symbols, through
-// dlsym on a libcuda handle, and through cuGetProcAddress, which is how cudart and most
-// frameworks reach them.
+// Wrappers of the driver API (listed in preload/hooked_functions.h). Reached as exported
+// symbols, through dlsym on a libcuda handle, and through cuGetProcAddress, which is how
+// cudart and most frameworks reach them.
 #include "array_sizes.h"
 #include "hook_support.h"
 

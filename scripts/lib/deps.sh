@@ -3,7 +3,7 @@
 
 GMT_PACKAGES=(
     build-essential cmake pkg-config
-    libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
+    libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libutfcpp-dev
     libdw-dev libelf-dev libbenchmark-dev
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
 )

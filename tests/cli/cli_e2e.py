@@ -9,13 +9,19 @@ Exit 0 pass, 1 fail, 77 skipped (a piece the test needs is not built yet).
 """
 
 import argparse
+import fcntl
 import json
 import os
+import pty
+import re
+import select
 import shutil
 import signal
+import struct
 import socket
 import subprocess
 import sys
+import termios
 import time
 import xml.etree.ElementTree as ET
 
@@ -310,6 +316,107 @@ def test_diff():
     one_line_error(gmt("diff", garbage, new[0]))
 
 
+# ----- text as a person sees it: a terminal, a pipe -----------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def in_terminal(argv, columns, extra_env=None):
+    """Runs argv with stdin, stdout and stderr on a new pseudo-terminal `columns` wide;
+    returns what the terminal received (\r\n turned back into \n)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = env_with_cudasim()
+    env.pop("COLUMNS", None)
+    env.pop("NO_COLOR", None)
+    env["TERM"] = "xterm"
+    env.update(extra_env or {})
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=ARGS.workdir,
+                         env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            p.kill()
+            fail("no output from %s within 60 s" % argv)
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    expect(p.wait() == 0, "%s in a terminal: exit %d" % (argv, p.returncode))
+    return out.decode("utf-8").replace("\r\n", "\n")
+
+
+def test_text_terminal_and_pipe():
+    traces, _ = record("tty", "template")
+    report = [ARGS.gpumemtrace, "report", traces[0]]
+    on_terminal = in_terminal(report, 100)
+    expect(ANSI.search(on_terminal), "colour on a terminal:\n" + on_terminal)
+    plain = ANSI.sub("", on_terminal)
+    expect("leak_typed<float>" in plain and "Leaks (largest first)" in plain,
+           "the report:\n" + plain)
+    # `| cat` in that terminal: the same text without colour, as wide.
+    piped = in_terminal(["sh", "-c", '"$0" report "$1" | cat', ARGS.gpumemtrace, traces[0]], 100)
+    expect(not ANSI.search(piped), "no colour through a pipe:\n" + piped)
+    expect(piped == plain, "| cat shows what the terminal shows:\n%s\n---\n%s" % (piped, plain))
+    no_color = in_terminal(report, 100, {"NO_COLOR": "1"})
+    expect(no_color == plain, "NO_COLOR: the same text without colour:\n" + no_color)
+    # Lines respect the width; a frame keeps its file:line when its signature is cut.
+    narrow = ANSI.sub("", in_terminal(report, 50))
+    too_wide = [l for l in narrow.splitlines() if len(l) > 50]
+    expect(not too_wide, "lines over 50 columns: %s" % too_wide)
+    expect("at cli_probe.cpp:" in narrow, "file:line kept when cut:\n" + narrow)
+    # No terminal at all: text, whole lines, the same as a wide terminal shows.
+    r = gmt("report", traces[0])
+    expect(r.returncode == 0 and not ANSI.search(r.stdout), "text through a pipe", r)
+    wide = ANSI.sub("", in_terminal(report, 250))
+    expect(r.stdout == wide, "a pipe without a terminal shows whole lines:\n%s\n---\n%s"
+           % (r.stdout, wide))
+    # check and diff colour only on a terminal too.
+    check = in_terminal(["sh", "-c", '"$0" check "$1" || true', ARGS.gpumemtrace, traces[0]], 100)
+    expect(ANSI.search(check) and "FAIL" in check, "check in colour on a terminal:\n" + check)
+    r = gmt("check", traces[0])
+    expect(r.returncode == 1 and not ANSI.search(r.stdout), "check without colour in a pipe", r)
+    expect(ANSI.sub("", check).replace("\n", "") .startswith(r.stdout.replace("\n", "")[:20]),
+           "check says the same", r)
+
+
+def test_strings_any_bytes():
+    """A program run with an argument that is not UTF-8 and one with escape sequences."""
+    need_cudasim()
+    for f in os.listdir(ARGS.workdir):
+        if f.startswith("bytes."):
+            os.remove(os.path.join(ARGS.workdir, f))
+    args = [ARGS.gpumemtrace.encode(), b"record", b"-o", b"bytes.%p.gmtrace", b"--",
+            ARGS.probe.encode(), b"leak", b"1", b"4096", b"caf\xe9", b"\x1b[31mred\x07"]
+    r = subprocess.run(args, capture_output=True, env=env_with_cudasim(), cwd=ARGS.workdir,
+                       timeout=120)
+    expect(r.returncode == 0, "record: exit %d: %r" % (r.returncode, r.stderr))
+    expect(b"\x1b[31m" not in r.stderr, "record's summary escapes control characters")
+    trace = sorted(f for f in os.listdir(ARGS.workdir) if f.startswith("bytes."))[0]
+    r = gmt("report", "--format", "json", trace)
+    expect(r.returncode == 0, "report --format json", r)
+    command = json.loads(r.stdout)["processes"][0]["command"]
+    expect("caf\ufffd" in command and "\x1b[31mred" in command, "command in JSON: %r" % command)
+    r = gmt("dump", trace)
+    expect(r.returncode == 0, "dump", r)
+    for line in r.stdout.splitlines():
+        json.loads(line)
+    r = gmt("report", trace)
+    expect(r.returncode == 0 and "caf\\xe9" in r.stdout and "\x1b" not in r.stdout
+           and "\\x1b[31mred\\x07" in r.stdout, "text escapes the bytes", r)
+    xml_path = os.path.join(ARGS.workdir, "bytes.xml")
+    r = gmt("check", trace, "--junit", xml_path)
+    expect(r.returncode == 1, "check fails on the leak", r)
+    ET.parse(xml_path)
+    if shutil.which("xmllint"):
+        r = subprocess.run(["xmllint", "--noout", xml_path], capture_output=True, text=True)
+        expect(r.returncode == 0, "xmllint accepts the file: " + r.stderr)
 # ----- ranks, output templates, NCCL's VMM use ----------------------------------------------
 
 def files_under(folder):
