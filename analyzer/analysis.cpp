@@ -66,6 +66,13 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         break;
     case format::RecordTag::Stack:
         p.stacks[r.stack.id].assign(r.stack.frames.begin(), r.stack.frames.begin() + r.stack.depth);
+        if (r.stack.python_depth > 0) {
+            p.python_stacks[r.stack.id].assign(r.stack.python.begin(),
+                                               r.stack.python.begin() + r.stack.python_depth);
+        }
+        break;
+    case format::RecordTag::PythonCode:
+        p.python_code[r.python_code.id] = r.python_code;
         break;
     case format::RecordTag::Event:
         onEvent(process, r.event);

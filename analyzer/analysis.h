@@ -50,6 +50,9 @@ struct ProcessData {
     std::map<int, format::DeviceInfo> devices;
     std::vector<format::ModuleInfo> modules;
     std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;
+    // The Python frames of those stacks that have any, and the code objects they name.
+    std::unordered_map<uint32_t, std::vector<format::PythonFrame>> python_stacks;
+    std::unordered_map<uint32_t, format::PythonCodeInfo> python_code;
     std::optional<format::TrailerInfo> trailer;
     std::vector<format::PhaseInfo> phases;
     ReadStatus status;

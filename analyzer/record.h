@@ -17,6 +17,7 @@ struct Record {
     format::Event event;
     format::TrailerInfo trailer;
     format::PhaseInfo phase;
+    format::PythonCodeInfo python_code;
 };
 
 } // namespace gmt::analyzer

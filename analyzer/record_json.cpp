@@ -25,6 +25,20 @@ std::string bytesHex(const std::string& raw) {
 
 } // namespace
 
+std::string pythonVersionText(uint32_t hex) {
+    if (hex == 0) {
+        return "";
+    }
+    std::string out = std::to_string(hex >> 24) + "." + std::to_string((hex >> 16) & 0xff) + "." +
+                      std::to_string((hex >> 8) & 0xff);
+    const uint32_t level = (hex >> 4) & 0xf;
+    if (level == 0xa || level == 0xb || level == 0xc) {
+        out += level == 0xa ? "a" : level == 0xb ? "b" : "rc";
+        out += std::to_string(hex & 0xf);
+    }
+    return out;
+}
+
 Json headerJson(const format::HeaderInfo& h) {
     return Json{{"pid", h.pid},
                 {"ppid", h.ppid},
@@ -36,7 +50,9 @@ Json headerJson(const format::HeaderInfo& h) {
                 {"command", h.command},
                 {"executable", h.executable},
                 {"host", h.host},
-                {"tracer_version", h.tracer_version}};
+                {"tracer_version", h.tracer_version},
+                {"python_version", pythonVersionText(h.python_version)},
+                {"python_status", format::pythonStatusName(h.python_status)}};
 }
 
 Json eventJson(const format::Event& e) {
@@ -106,8 +122,26 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
             frames.push_back(hex(r.stack.frames[i]));
         }
         j = Json{{"record", "stack"}, {"id", r.stack.id}, {"frames", std::move(frames)}};
+        if (r.stack.python_depth > 0) {
+            Json python = Json::array();
+            for (uint32_t i = 0; i < r.stack.python_depth; ++i) {
+                const format::PythonFrame& f = r.stack.python[i];
+                python.push_back(Json{
+                    {"code", f.code_id}, {"instruction", f.instruction}, {"position", f.position}});
+            }
+            j["python"] = std::move(python);
+        }
         break;
     }
+    case format::RecordTag::PythonCode:
+        j = Json{{"record", "python_code"},
+                 {"id", r.python_code.id},
+                 {"filename", r.python_code.filename},
+                 {"name", r.python_code.name},
+                 {"first_line", r.python_code.first_line},
+                 {"line_table_format", static_cast<int>(r.python_code.table_format)},
+                 {"line_table", bytesHex(r.python_code.line_table)}};
+        break;
     case format::RecordTag::Event:
         j = Json{{"record", "event"}};
         j.update(eventJson(r.event));
@@ -118,7 +152,8 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"dropped_events", r.trailer.dropped_events},
                  {"end_mono_ns", r.trailer.end_mono_ns},
                  {"end_wall_ns", r.trailer.end_wall_ns},
-                 {"exit_signal", r.trailer.exit_signal}};
+                 {"exit_signal", r.trailer.exit_signal},
+                 {"python_status", format::pythonStatusName(r.trailer.python_status)}};
         break;
     case format::RecordTag::Phase:
         j = Json{{"record", "phase"}, {"time_ns", r.phase.time_ns}, {"name", r.phase.name}};

@@ -1,5 +1,6 @@
 #include "report_builder.h"
 
+#include "python_code.h"
 #include "record_json.h"
 #include "symbolizer.h"
 #include "trace_analysis.h"
@@ -37,9 +38,31 @@ class StackRenderer {
         if (id == 0 || it == process_.stacks.end()) {
             return frames;
         }
-        for (uint64_t address : it->second) {
-            for (const Json& f : frame(address)) {
-                frames.push_back(f);
+        const std::vector<uint64_t>& native = it->second;
+        auto py = process_.python_stacks.find(id);
+        if (py == process_.python_stacks.end()) {
+            for (uint64_t address : native) {
+                for (const Json& f : frame(address)) {
+                    frames.push_back(f);
+                }
+            }
+            return frames;
+        }
+        // Python frames in place of the evaluation frames that ran them.
+        for (const MergedFrame& m : mergeFrames(static_cast<uint32_t>(native.size()), py->second)) {
+            if (m.python) {
+                PythonSourceFrame f = resolvePythonFrame(py->second[m.index], process_.python_code);
+                frames.push_back(Json{{"address", hex(0)},
+                                      {"module", ""},
+                                      {"function", std::move(f.function)},
+                                      {"file", std::move(f.file)},
+                                      {"line", f.line},
+                                      {"inlined", false},
+                                      {"language", "python"}});
+            } else {
+                for (const Json& f : frame(native[m.index])) {
+                    frames.push_back(f);
+                }
             }
         }
         return frames;

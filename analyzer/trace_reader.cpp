@@ -28,6 +28,8 @@ std::string tagName(format::RecordTag tag) {
         return "trailer";
     case format::RecordTag::Phase:
         return "phase";
+    case format::RecordTag::PythonCode:
+        return "python_code";
     }
     return "unknown";
 }

@@ -43,6 +43,9 @@ Config readConfig() {
             c.stack_depth = static_cast<uint32_t>(depth);
         }
     }
+    if (const char* v = env("GPUMEMTRACE_PYTHON")) {
+        c.python = std::string_view(v) != "0";
+    }
     if (const char* v = env("GPUMEMTRACE_BUFFER_SIZE")) {
         if (auto bytes = parseSize(v)) {
             c.buffer_bytes = *bytes;

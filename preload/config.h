@@ -13,6 +13,7 @@ struct Config {
     bool enabled = true;
     std::string output_template = "gpumemtrace.%p.gmtrace";
     uint32_t stack_depth = 64;
+    bool python = true; // Python frames in the stacks when the process runs CPython
     uint64_t buffer_bytes = 1u << 20;
     OnFull on_full = OnFull::Block;
     std::string log_level = "warn";

@@ -154,9 +154,13 @@ Session* Recorder::createSession() {
     static uint8_t body[8 * 1024];
     format::ByteWriter out(records, sizeof records);
     uint32_t count = 0;
+    python_.start(config_.python);
     {
+        format::HeaderInfo header = collectHeader(config_.stack_depth);
+        header.python_version = python_.version();
+        header.python_status = python_.status();
         format::ByteWriter w(body, sizeof body);
-        format::encodeHeader(w, collectHeader(config_.stack_depth));
+        format::encodeHeader(w, header);
         format::appendRecord(out, format::RecordTag::Header, body, w.size());
         ++count;
     }
@@ -184,21 +188,43 @@ void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
     }
 }
 
-void Recorder::emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx) {
+void Recorder::emitPythonCode(const format::PythonCodeInfo& code, void* ctx) {
+    // Called under the code table's lock, so one buffer serves every thread, off their stacks.
+    static uint8_t body[format::kMaxPythonFilename + format::kMaxPythonName +
+                        format::kMaxPythonLineTable + 64];
+    format::ByteWriter w(body, sizeof body);
+    format::encodePythonCode(w, code);
+    if (w.ok()) {
+        pushRecord(static_cast<Session*>(ctx), format::RecordTag::PythonCode, body, w.size());
+    }
+}
+
+// `words`: the native frames, then the Python frames python_stacks.h packs after them.
+void Recorder::emitStack(uint32_t id, const uint64_t* words, uint32_t count, void* ctx) {
     Recorder& self = instance();
     self.modules_.refresh(&Recorder::emitModule, ctx);
-    uint8_t body[format::kMaxStackDepth * 10 + 16];
+    uint32_t depth = 0;
+    while (depth < count && !python::PythonStacks::isPythonWord(words[depth])) {
+        ++depth;
+    }
+    format::PythonFrame python[format::kMaxPythonDepth];
+    uint32_t python_depth = 0;
+    for (uint32_t i = depth; i < count && python_depth < format::kMaxPythonDepth; ++i) {
+        python[python_depth++] = python::PythonStacks::unpack(words[i]);
+    }
+    uint8_t body[format::kMaxStackDepth * 10 + format::kMaxPythonDepth * 15 + 32];
     format::ByteWriter w(body, sizeof body);
-    format::encodeStack(w, id, frames, depth);
+    format::encodeStack(w, id, words, depth, python, python_depth);
     pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, body, w.size());
 }
 
 void Recorder::stamp(format::Event& e, Session* s) {
     e.tid = currentTid();
-    if (config_.stack_depth > 0) {
-        uint64_t frames[format::kMaxStackDepth];
-        uint32_t depth = captureStack(frames, config_.stack_depth);
-        e.stack_id = stacks_.intern(frames, depth, &Recorder::emitStack, s);
+    if (config_.stack_depth > 0 || python_.active()) {
+        uint64_t words[format::kMaxStackDepth + format::kMaxPythonDepth];
+        uint32_t depth = config_.stack_depth > 0 ? captureStack(words, config_.stack_depth) : 0;
+        depth = python_.append(words, depth, &Recorder::emitPythonCode, s);
+        e.stack_id = stacks_.intern(words, depth, &Recorder::emitStack, s);
     }
     e.time_ns = nowNs();
 }
@@ -268,6 +294,7 @@ void Recorder::finalize(int signal, bool from_signal) {
     t.end_mono_ns = nowNs();
     t.end_wall_ns = nowNs(CLOCK_REALTIME);
     t.exit_signal = signal;
+    t.python_status = python_.status();
     s->writer.finish(t, from_signal);
     if (t.dropped_events > 0 && !from_signal) {
         logger().warn("{} events were dropped (GPUMEMTRACE_ON_FULL=drop); the trace says so",
@@ -284,11 +311,13 @@ void Recorder::drainFromSignal() {
 
 void Recorder::beforeFork() {
     create_mutex_.lock();
+    python_.mutex().lock();
     stacks_.mutex().lock();
 }
 
 void Recorder::afterForkParent() {
     stacks_.mutex().unlock();
+    python_.mutex().unlock();
     create_mutex_.unlock();
 }
 
@@ -303,9 +332,11 @@ void Recorder::afterForkChild() {
     }
     stacks_.reset();
     modules_.reset();
+    python_.resetCodes();
     finalized_.store(false);
     creation_failed_.store(false);
     stacks_.mutex().unlock();
+    python_.mutex().unlock();
     create_mutex_.unlock();
 }
 

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "module_map.h"
+#include "python/python_stacks.h"
 #include "stack_table.h"
 
 #include <gpumemtrace/trace_format.h>
@@ -55,6 +56,7 @@ class Recorder {
     void stamp(format::Event& e, Session* s);
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
+    static void emitPythonCode(const format::PythonCodeInfo& code, void* ctx);
 
     Config config_;
     std::atomic<Session*> session_{nullptr};
@@ -63,6 +65,7 @@ class Recorder {
     std::mutex create_mutex_;
     StackTable stacks_;
     ModuleMap modules_; // guarded by stacks_.mutex()
+    python::PythonStacks python_;
 };
 
 } // namespace gmt::preload

@@ -17,6 +17,7 @@
 // frame, then every committed ring slot whose sequence number the frames do not cover.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,8 @@ inline constexpr uint32_t kFrameMagic = 0x52464d47; // "GMFR" little-endian
 inline constexpr uint32_t kMaxFramePayload = 16u << 20;
 inline constexpr uint32_t kMaxRecordSize = 1u << 20;
 inline constexpr uint32_t kMaxStackDepth = 256;
+// Python frames carried by one stack (innermost kept); see StackInfo::python.
+inline constexpr uint32_t kMaxPythonDepth = 128;
 inline constexpr uint32_t kMinRingSlots = 1024;
 inline constexpr uint32_t kMaxRingSlots = 1u << 24;
 
@@ -299,13 +302,47 @@ static_assert(sizeof(FrameHeader) == 24);
 // Records inside a frame: tag (1 byte), body length (varint), body. Readers skip tags
 // they do not know, so new record types can be added without a version bump.
 enum class RecordTag : uint8_t {
-    Header = 1,  // process facts: see HeaderInfo
-    Device = 2,  // one GPU: see DeviceInfo
-    Module = 3,  // a loaded ELF object: see ModuleInfo
-    Stack = 4,   // an interned call stack: id, depth, frames (ip-1, delta-coded)
-    Event = 5,   // a delta-coded Event
-    Trailer = 6, // clean end of trace: see TrailerInfo
-    Phase = 7,   // user marker from gpumemtrace_mark_phase(): time, name
+    Header = 1,     // process facts: see HeaderInfo
+    Device = 2,     // one GPU: see DeviceInfo
+    Module = 3,     // a loaded ELF object: see ModuleInfo
+    Stack = 4,      // an interned call stack: id, depth, frames (ip-1, delta-coded)
+    Event = 5,      // a delta-coded Event
+    Trailer = 6,    // clean end of trace: see TrailerInfo
+    Phase = 7,      // user marker from gpumemtrace_mark_phase(): time, name
+    PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
+};
+
+// What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
+enum class PythonStatus : uint8_t {
+    NotDetected = 0, // no CPython in the process (or an older tracer wrote the trace)
+    Captured = 1,    // CPython found and its frames are read into the stacks
+    Disabled = 2,    // GPUMEMTRACE_PYTHON=0
+    Unsupported = 3, // a CPython this tracer cannot read (version, debug or free-threaded build)
+    Failed = 4,      // the interpreter's memory did not look as its version says: stopped reading
+    Pending = 5,     // found, not yet checked: no thread with Python frames allocated so far
+};
+
+inline std::string_view pythonStatusName(PythonStatus s) {
+    switch (s) {
+    case PythonStatus::Captured:
+        return "captured";
+    case PythonStatus::Disabled:
+        return "disabled";
+    case PythonStatus::Unsupported:
+        return "unsupported";
+    case PythonStatus::Failed:
+        return "failed";
+    case PythonStatus::Pending:
+        return "pending";
+    default:
+        return "not_detected";
+    }
+}
+
+// How a PythonCodeInfo's line table is laid out: CPython changed it twice.
+enum class PythonLineTable : uint8_t {
+    Pairs310 = 1,    // 3.10 co_linetable: (byte delta u8, line delta s8) pairs over byte offsets
+    Locations311 = 2 // 3.11+ location table (Objects/locations.md in CPython) over code units
 };
 
 struct HeaderInfo {
@@ -320,6 +357,9 @@ struct HeaderInfo {
     std::string executable;          // /proc/self/exe target
     std::string host;
     std::string tracer_version;
+    // Appended fields (absent in older traces: 0 / NotDetected).
+    uint32_t python_version = 0; // PY_VERSION_HEX of the CPython seen, e.g. 0x030b02f0
+    PythonStatus python_status = PythonStatus::NotDetected; // at the start of the trace
 };
 
 struct DeviceInfo {
@@ -337,11 +377,38 @@ struct ModuleInfo {
     std::string build_id; // raw bytes of NT_GNU_BUILD_ID, may be empty
 };
 
+// One Python frame of a stack: which code object, where in it, and where it goes among the
+// native frames. `position` is the index of the native evaluation frame
+// (_PyEval_EvalFrameDefault) that was running it: the Python frames of one position replace
+// that native frame when the stack is shown. position == depth: beyond the recorded native
+// frames (the native stack was cut short, or no evaluation frame was recognised).
+struct PythonFrame {
+    uint32_t code_id = 0;     // a PythonCode record's id
+    uint32_t instruction = 0; // offset of the executing instruction, in 16-bit code units
+    uint32_t position = 0;
+};
+
 struct StackInfo {
     uint32_t id = 0;
     uint32_t depth = 0;
     std::array<uint64_t, kMaxStackDepth> frames{}; // innermost first; return address - 1
+    uint32_t python_depth = 0;
+    std::array<PythonFrame, kMaxPythonDepth> python{}; // innermost first
 };
+
+// A code object, written once before the first stack that refers to it. Lines are not
+// recorded per event: the analyzer finds them from the instruction offset and this table.
+struct PythonCodeInfo {
+    uint32_t id = 0;
+    PythonLineTable table_format = PythonLineTable::Locations311;
+    int32_t first_line = 0;
+    std::string filename;   // co_filename
+    std::string name;       // co_qualname (3.11+), co_name (3.10)
+    std::string line_table; // co_linetable's bytes
+};
+inline constexpr uint32_t kMaxPythonFilename = 1024;
+inline constexpr uint32_t kMaxPythonName = 512;
+inline constexpr uint32_t kMaxPythonLineTable = 12 * 1024;
 
 struct TrailerInfo {
     uint64_t events = 0;
@@ -349,6 +416,7 @@ struct TrailerInfo {
     uint64_t end_mono_ns = 0;
     uint64_t end_wall_ns = 0;
     int32_t exit_signal = 0; // the fatal signal that ended the process; 0: it exited
+    PythonStatus python_status = PythonStatus::NotDetected; // at the end (appended field)
 };
 
 struct PhaseInfo {
@@ -759,6 +827,8 @@ inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.string(h.executable);
     w.string(h.host);
     w.string(h.tracer_version);
+    w.varint(h.python_version);
+    w.varint(static_cast<uint8_t>(h.python_status));
 }
 
 inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
@@ -773,6 +843,10 @@ inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
     h.executable = r.string();
     h.host = r.string();
     h.tracer_version = r.string();
+    if (!r.atEnd()) { // appended: absent in traces of older tracers
+        h.python_version = static_cast<uint32_t>(r.varint());
+        h.python_status = static_cast<PythonStatus>(r.varint());
+    }
     return r.ok();
 }
 
@@ -809,13 +883,23 @@ inline bool decodeModule(ByteReader& r, ModuleInfo& m) {
 }
 
 // Frames are delta-coded against the previous frame (callers are neighbours in code).
-inline void encodeStack(ByteWriter& w, uint32_t id, const uint64_t* frames, uint32_t depth) {
+// Python frames, when there are any, follow as an appended section.
+inline void encodeStack(ByteWriter& w, uint32_t id, const uint64_t* frames, uint32_t depth,
+                        const PythonFrame* python = nullptr, uint32_t python_depth = 0) {
     w.varint(id);
     w.varint(depth);
     uint64_t prev = 0;
     for (uint32_t i = 0; i < depth; ++i) {
         w.svarint(static_cast<int64_t>(frames[i] - prev));
         prev = frames[i];
+    }
+    if (python_depth > 0) {
+        w.varint(python_depth);
+        for (uint32_t i = 0; i < python_depth; ++i) {
+            w.varint(python[i].code_id);
+            w.varint(python[i].instruction);
+            w.varint(python[i].position);
+        }
     }
 }
 
@@ -831,6 +915,39 @@ inline bool decodeStack(ByteReader& r, StackInfo& s) {
         prev += static_cast<uint64_t>(r.svarint());
         s.frames[i] = prev;
     }
+    s.python_depth = 0;
+    if (r.ok() && !r.atEnd()) {
+        uint64_t n = r.varint();
+        if (!r.ok() || n > kMaxPythonDepth) {
+            return false;
+        }
+        s.python_depth = static_cast<uint32_t>(n);
+        for (uint32_t i = 0; i < s.python_depth; ++i) {
+            s.python[i].code_id = static_cast<uint32_t>(r.varint());
+            s.python[i].instruction = static_cast<uint32_t>(r.varint());
+            uint64_t position = r.varint();
+            s.python[i].position = static_cast<uint32_t>(std::min<uint64_t>(position, s.depth));
+        }
+    }
+    return r.ok();
+}
+
+inline void encodePythonCode(ByteWriter& w, const PythonCodeInfo& c) {
+    w.varint(c.id);
+    w.varint(static_cast<uint8_t>(c.table_format));
+    w.svarint(c.first_line);
+    w.string(c.filename);
+    w.string(c.name);
+    w.string(c.line_table);
+}
+
+inline bool decodePythonCode(ByteReader& r, PythonCodeInfo& c) {
+    c.id = static_cast<uint32_t>(r.varint());
+    c.table_format = static_cast<PythonLineTable>(r.varint());
+    c.first_line = static_cast<int32_t>(r.svarint());
+    c.filename = r.string(kMaxPythonFilename);
+    c.name = r.string(kMaxPythonName);
+    c.line_table = r.string(kMaxPythonLineTable);
     return r.ok();
 }
 
@@ -840,6 +957,7 @@ inline void encodeTrailer(ByteWriter& w, const TrailerInfo& t) {
     w.varint(t.end_mono_ns);
     w.varint(t.end_wall_ns);
     w.svarint(t.exit_signal);
+    w.varint(static_cast<uint8_t>(t.python_status));
 }
 
 inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
@@ -848,6 +966,7 @@ inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
     t.end_mono_ns = r.varint();
     t.end_wall_ns = r.varint();
     t.exit_signal = r.atEnd() ? 0 : static_cast<int32_t>(r.svarint());
+    t.python_status = r.atEnd() ? PythonStatus::NotDetected : static_cast<PythonStatus>(r.varint());
     return r.ok();
 }
 
