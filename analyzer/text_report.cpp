@@ -28,11 +28,14 @@ void printStack(std::ostringstream& out, const Json& stack, const char* indent) 
         out << indent << "(no stack recorded)\n";
         return;
     }
-    size_t n = 0;
+    // Python frames are always shown: they are the program's own lines, and there are
+    // usually native frames enough above them (the CUDA call, the binding) to fill the limit.
+    size_t native = 0, hidden = 0;
     for (const Json& f : stack) {
-        if (n++ == kFramesShown) {
-            out << indent << "... " << (stack.size() - kFramesShown) << " more frames\n";
-            break;
+        const bool python = f.value("language", "") == "python";
+        if (!python && native++ >= kFramesShown) {
+            ++hidden;
+            continue;
         }
         std::string function = f.value("function", "");
         std::string module = f.value("module", "");
@@ -52,6 +55,9 @@ void printStack(std::ostringstream& out, const Json& stack, const char* indent) 
             out << f.value("address", "?");
         }
         out << "\n";
+    }
+    if (hidden > 0) {
+        out << indent << "... " << hidden << " more native frames\n";
     }
 }
 

@@ -32,16 +32,9 @@ uint64_t mix(uint64_t a, uint64_t b) {
     return h ^ (h >> 33);
 }
 
-// What tells this code object apart from any other that was or will be at its address.
-bool identify(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
+// Everything the code object's record says, hashed: equal contents, equal keys.
+bool contentKey(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
     const Layout& l = in.layout;
-    if (l.code_version != kNoField) {
-        // co_version comes from a counter that stops at 0 when it runs out.
-        if (uint32_t version = load<uint32_t>(code + l.code_version)) {
-            key = {code, version};
-            return true;
-        }
-    }
     bool ok_file = false, ok_name = false, ok_table = false;
     uint64_t h = mix(strContentHash(in, load<uintptr_t>(code + l.code_filename), ok_file),
                      strContentHash(in, load<uintptr_t>(code + l.code_name), ok_name));
@@ -49,6 +42,19 @@ bool identify(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
     h = mix(h, static_cast<uint32_t>(load<int32_t>(code + l.code_first_line)));
     key = {0, h};
     return ok_file && ok_name && ok_table;
+}
+
+// What tells this code object apart from any other that was or will be at its address:
+// co_version where there is one (a counter that stops at 0 when it runs out), else the
+// contents.
+bool identify(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
+    if (in.layout.code_version != kNoField) {
+        if (uint32_t version = load<uint32_t>(code + in.layout.code_version)) {
+            key = {code, version};
+            return true;
+        }
+    }
+    return contentKey(in, code, key);
 }
 
 bool describe(const Interpreter& in, uintptr_t code, format::PythonCodeInfo& out) {
@@ -92,13 +98,26 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, v
         if (it != ids_.end()) {
             id = it->second;
         } else {
-            format::PythonCodeInfo info;
-            if (!describe(in, code, info)) {
+            // A code object new by its co_version may still say what an earlier one said
+            // (a module reloaded, code generated again): one id for one content keeps its
+            // stacks together.
+            Key content = key;
+            if (key.object != 0 && !contentKey(in, code, content)) {
                 return 0;
             }
-            id = next_id_++;
-            info.id = id;
-            emit(info, ctx);
+            auto same = ids_.find(content);
+            if (same != ids_.end()) {
+                id = same->second;
+            } else {
+                format::PythonCodeInfo info;
+                if (!describe(in, code, info)) {
+                    return 0;
+                }
+                id = next_id_++;
+                info.id = id;
+                emit(info, ctx);
+                ids_.emplace(content, id);
+            }
             ids_.emplace(key, id);
         }
     }
