@@ -29,6 +29,7 @@ struct RecordArgs {
     std::string log_level;
     std::string library;
     bool quiet = false;
+    bool no_python = false;
     std::vector<std::string> command;
 };
 
@@ -136,6 +137,9 @@ int runRecord(const RecordArgs& args) {
     if (!args.log_level.empty()) {
         ::setenv("GPUMEMTRACE_LOG_LEVEL", args.log_level.c_str(), 1);
     }
+    if (args.no_python) {
+        ::setenv("GPUMEMTRACE_PYTHON", "0", 1);
+    }
 
     TraceDiscovery discovery(tmpl);
     ChildStatus status = runChild(args.command);
@@ -195,6 +199,8 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--library", args->library,
                     "The preload library to use (default: ../lib/libgpumemtrace.so next to "
                     "this executable)");
+    cmd->add_flag("--no-python", args->no_python,
+                  "Native frames only, even in a CPython process (GPUMEMTRACE_PYTHON=0)");
     cmd->add_flag("-q,--quiet", args->quiet, "Do not summarize the traces at the end");
     cmd->footer("CMD's exit status is passed through (128 + N when signal N killed it); "
                 "SIGINT,\nSIGTERM, SIGHUP and SIGQUIT are forwarded to CMD. Every process "

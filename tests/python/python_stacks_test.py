@@ -176,6 +176,24 @@ def test_disabled():
     expect(not python_frames(leak_of(rep, 1234567)["stack"]), "no Python frame in the report")
 
 
+def test_record_no_python():
+    """`gpumemtrace record --no-python` is GPUMEMTRACE_PYTHON=0; without it, frames are read."""
+    if not os.path.exists(os.path.join(ARGS.cudasim, "libcudart.so.13")):
+        raise Skip("simulated CUDA not built in " + ARGS.cudasim)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMTRACE_", "PYTHON"))}
+    env["LD_LIBRARY_PATH"] = ARGS.cudasim
+    for flag, status in ((["--no-python"], "disabled"), ([], "captured")):
+        out = os.path.join(ARGS.workdir, f"rec{len(flag)}.%p.gmtrace")
+        r = subprocess.run([ARGS.gpumemtrace, "record", "-q", "-o", out, *flag, "--", ARGS.python,
+                            os.path.join(PROGRAMS, "leak_stacks.py")],
+                           capture_output=True, text=True, env=env, timeout=300)
+        expect(r.returncode == 0, "record " + " ".join(flag), r)
+        traces = [f for f in os.listdir(ARGS.workdir) if f.startswith(f"rec{len(flag)}.")]
+        expect(len(traces) == 1, f"one trace: {traces}", r)
+        header = dump(os.path.join(ARGS.workdir, traces[0]))[0]
+        expect(header["python_status"] == status, f"record {flag}: header {header}")
+
+
 def test_python_only():
     """GPUMEMTRACE_STACK_DEPTH=0 leaves native frames out; the Python frames stay."""
     _, trace = traced("pyonly", "leak_stacks.py", env={"GPUMEMTRACE_STACK_DEPTH": "0"})
