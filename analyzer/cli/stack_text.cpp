@@ -65,17 +65,22 @@ std::vector<std::string> stackLines(const Json& stack, size_t max_frames) {
     if (first == stack.size()) {
         first = 0;
     }
-    size_t end = std::min(stack.size(), first + max_frames);
-    for (size_t i = first; i < end; ++i) {
+    // Up to max_frames native frames; Python frames (the program's own lines) always.
+    size_t native = 0, hidden = 0;
+    for (size_t i = first; i < stack.size(); ++i) {
+        const bool python = str(stack[i], "language") == "python";
+        if (!python && native++ >= max_frames) {
+            ++hidden;
+            continue;
+        }
         lines.push_back(frameText(stack[i]));
-        // What lies below main (libc start-up) is the same for every stack.
-        auto function = stack[i].find("function");
-        if (function != stack[i].end() && function->is_string() && *function == "main") {
+        // What lies below the native main (libc start-up) is the same for every stack.
+        if (!python && str(stack[i], "function") == "main") {
             return lines;
         }
     }
-    if (end < stack.size()) {
-        lines.push_back("... " + std::to_string(stack.size() - end) + " more frames");
+    if (hidden > 0) {
+        lines.push_back("... " + std::to_string(hidden) + " more frames");
     }
     return lines;
 }

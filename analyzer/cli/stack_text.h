@@ -13,8 +13,8 @@ using gmt::analyzer::Json;
 // "leak_buffers(unsigned long) at leaky.cpp:12", or "libfoo.so+0x1234" without symbols.
 std::string frameText(const Json& frame);
 
-// Up to `max_frames` lines, innermost first, from the first frame outside the CUDA
-// libraries; a last line says how many were left out.
+// Up to `max_frames` native frames, innermost first, from the first frame outside the CUDA
+// libraries, and every Python frame among them; a last line says how many were left out.
 std::vector<std::string> stackLines(const Json& stack, size_t max_frames);
 
 // The frame a reader would call "where it was allocated": the innermost one outside the

@@ -61,6 +61,19 @@ bool stackMatches(const std::string& pattern, const Json& stack) {
             glob(pattern, module) || glob(pattern, base)) {
             return true;
         }
+        if (field(frame, "language") == "python") {
+            // Python frames by place too: "train.py:*", "*/models/*.py:*", "train.py:42".
+            std::string file = field(frame, "file");
+            size_t cut = file.rfind('/');
+            auto line = frame.find("line");
+            std::string at = ":" + std::to_string(line != frame.end() && line->is_number_integer()
+                                                      ? line->get<int64_t>()
+                                                      : 0);
+            std::string file_base = cut == std::string::npos ? file : file.substr(cut + 1);
+            if (glob(pattern, file + at) || glob(pattern, file_base + at)) {
+                return true;
+            }
+        }
     }
     return false;
 }

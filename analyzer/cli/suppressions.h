@@ -6,8 +6,11 @@
 //
 // PATTERN is an fnmatch(3) glob tried on every frame's function name (as demangled, and
 // without its parameter list, so `leak:init_cache` matches `init_cache(unsigned long)`)
-// and module path (full, and basename, so `leak:libfoo.so*` works). The first matching
-// line in the file takes the match; uses are counted so stale lines can be removed.
+// and module path (full, and basename, so `leak:libfoo.so*` works). Python frames are also
+// matched as FILE:LINE, with the file's full path and its basename, so `leak:train.py:*`
+// covers every line of train.py (and `leak:Model.step` a Python function by its name).
+// The first matching line in the file takes the match; uses are counted so stale lines can
+// be removed.
 #pragma once
 
 #include "json.h"

@@ -104,6 +104,24 @@ TEST_CASE("suppressions match function names and module paths") {
     CHECK(withoutParameters("plain") == "plain");
 }
 
+TEST_CASE("suppressions match Python frames by function and by file:line") {
+    Json python = Json{{"address", "0x0"},        {"module", ""}, {"function", "Model.step"},
+                       {"file", "/src/train.py"}, {"line", 42},   {"inlined", false},
+                       {"language", "python"}};
+    Json stack = Json::array({frame("cudaMalloc", "/lib/libcudart.so.13"), python});
+    CHECK(stackMatches("train.py:*", stack));
+    CHECK(stackMatches("train.py:42", stack));
+    CHECK(stackMatches("/src/*.py:*", stack));
+    CHECK(stackMatches("Model.step", stack));
+    CHECK(stackMatches("*.step", stack));
+    CHECK_FALSE(stackMatches("train.py:43", stack));
+    CHECK_FALSE(stackMatches("eval.py:*", stack));
+    // A native frame's source file is not matched this way: only its function and module.
+    Json native = Json{{"address", "0x1"},   {"module", "/opt/app"}, {"function", "f"},
+                       {"file", "train.py"}, {"line", 42},           {"inlined", false}};
+    CHECK_FALSE(stackMatches("train.py:*", Json::array({native})));
+}
+
 TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
     Json r = report(Json::array({leak(3 << 20, 3, Json::array({frame("leak_buffers(int)")})),
                                  leak(100, 1, Json::array({frame("init_pool()")}))}),

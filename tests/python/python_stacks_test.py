@@ -215,6 +215,30 @@ def test_text_report():
                f"{function} at leak_stacks.py:{lines[key]} in the text report:\n{text}")
 
 
+def test_check_suppressions():
+    """`check` fails on the leaks, shows their Python lines, and a suppression by Python file
+    (leak:FILE:*) or by Python function covers them."""
+    _, trace = traced("check", "leak_stacks.py")
+    lines = marker_lines("leak_stacks.py")
+    r = subprocess.run([ARGS.gpumemtrace, "check", trace], capture_output=True, text=True)
+    expect(r.returncode == 1, "check fails on the leaks", r)
+    expect(f"leak_here at leak_stacks.py:{lines['alloc']}" in r.stdout + r.stderr,
+           "check shows leak_here with its line", r)
+    for pattern in ("leak:leak_stacks.py:*", f"leak:leak_stacks.py:{lines['alloc']}",
+                    "leak:leak_here"):
+        supp = os.path.join(ARGS.workdir, "s.supp")
+        with open(supp, "w") as f:
+            f.write(pattern + "\n")
+        r = subprocess.run([ARGS.gpumemtrace, "check", trace, "--suppressions", supp],
+                           capture_output=True, text=True)
+        expect(r.returncode == 0, f"{pattern} suppresses both leaks", r)
+    with open(supp, "w") as f:
+        f.write("leak:other.py:*\n")
+    r = subprocess.run([ARGS.gpumemtrace, "check", trace, "--suppressions", supp],
+                       capture_output=True, text=True)
+    expect(r.returncode == 1, "a pattern for another file suppresses nothing", r)
+
+
 def test_gil_stress():
     """100 000 allocations through ctypes, which releases the GIL around each, while another
     thread runs Python: the program ends normally and every event names its own frames."""
