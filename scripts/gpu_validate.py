@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import gpu_python_checks
+
 ROWS = []
 
 
@@ -392,7 +394,10 @@ def main():
     groups = {"routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
-              "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
+              "torch_overhead": lambda e: check_torch_overhead(e, args.runs),
+              "python": lambda e: gpu_python_checks.check_python(e, row),
+              "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
+                                                                                   args.runs)}
     wanted = [g for g in args.only.split(",") if g] or list(groups)
     for g in wanted:
         try:
