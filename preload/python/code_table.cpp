@@ -32,29 +32,46 @@ uint64_t mix(uint64_t a, uint64_t b) {
     return h ^ (h >> 33);
 }
 
-// Everything the code object's record says, hashed: equal contents, equal keys.
-bool contentKey(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
+// The parts of a code object its record describes.
+struct Parts {
+    Contents filename, name, table;
+    int32_t first_line = 0;
+};
+
+bool readParts(const Interpreter& in, uintptr_t code, Parts& p) {
     const Layout& l = in.layout;
-    bool ok_file = false, ok_name = false, ok_table = false;
-    uint64_t h = mix(strContentHash(in, load<uintptr_t>(code + l.code_filename), ok_file),
-                     strContentHash(in, load<uintptr_t>(code + l.code_name), ok_name));
-    h = mix(h, bytesContentHash(in, load<uintptr_t>(code + l.code_line_table), ok_table));
-    h = mix(h, static_cast<uint32_t>(load<int32_t>(code + l.code_first_line)));
-    key = {0, h};
-    return ok_file && ok_name && ok_table;
+    p.first_line = load<int32_t>(code + l.code_first_line);
+    return strContents(in, load<uintptr_t>(code + l.code_filename), p.filename) &&
+           strContents(in, load<uintptr_t>(code + l.code_name), p.name) &&
+           bytesContents(in, load<uintptr_t>(code + l.code_line_table), p.table);
 }
 
-// What tells this code object apart from any other that was or will be at its address:
-// co_version where there is one (a counter that stops at 0 when it runs out), else the
-// contents.
-bool identify(const Interpreter& in, uintptr_t code, CodeTable::Key& key) {
-    if (in.layout.code_version != kNoField) {
-        if (uint32_t version = load<uint32_t>(code + in.layout.code_version)) {
-            key = {code, version};
-            return true;
-        }
-    }
-    return contentKey(in, code, key);
+const void* at(const Contents& c) {
+    return reinterpret_cast<const void*>(c.data);
+}
+
+// Per event, where code objects carry no version: is this the code object the cache entry
+// was made from? Same addresses and sizes of its parts, same first line, and the same
+// CRC-32C of their contents (one instruction per 8 bytes where the CPU has it). A reused
+// address passes only if all of that matches: with other contents, one chance in 2^32.
+uint64_t quickCheck(const Parts& p) {
+    uint32_t crc = format::crc32c(at(p.filename), p.filename.size);
+    crc = format::crc32c(at(p.name), p.name.size, crc);
+    crc = format::crc32c(at(p.table), p.table.size, crc);
+    uint64_t shape = mix(mix(p.filename.data, p.name.data), p.table.data);
+    shape = mix(shape, p.filename.size << 40 ^ p.name.size << 24 ^ p.table.size);
+    shape = mix(shape, static_cast<uint32_t>(p.first_line) | uint64_t{p.filename.kind} << 32 |
+                           uint64_t{p.name.kind} << 40);
+    return uint64_t{1} << 63 | (shape & 0x7fffffff00000000ull) | crc;
+}
+
+// The global key of a code object's contents: equal contents, equal keys; different ones
+// collide by chance only (64 bits).
+uint64_t contentHash(const Parts& p) {
+    uint64_t h = hashBytes(at(p.filename), p.filename.size, p.filename.kind);
+    h = hashBytes(at(p.name), p.name.size, h ^ p.name.kind);
+    h = hashBytes(at(p.table), p.table.size, h);
+    return mix(h, static_cast<uint32_t>(p.first_line));
 }
 
 bool describe(const Interpreter& in, uintptr_t code, format::PythonCodeInfo& out) {
@@ -75,9 +92,21 @@ size_t CodeTable::KeyHash::operator()(const Key& k) const {
 }
 
 uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, void* ctx) {
-    Key key;
-    if (!identify(in, code, key)) {
-        return 0;
+    // co_version (3.12+) tells a code object apart by itself; it comes from a counter that
+    // stops at 0 when it runs out, and then, as before 3.12, the contents must.
+    uint32_t version = 0;
+    if (in.layout.code_version != kNoField) {
+        version = load<uint32_t>(code + in.layout.code_version);
+    }
+    Parts parts;
+    bool have_parts = false;
+    Key cached{code, version};
+    if (version == 0) {
+        if (!readParts(in, code, parts)) {
+            return 0;
+        }
+        have_parts = true;
+        cached.check = quickCheck(parts);
     }
     ThreadCache& cache = t_codes;
     const uint64_t gen = generation_.load(std::memory_order_acquire);
@@ -87,24 +116,23 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, v
         }
         cache.generation = gen;
     }
-    CacheEntry& slot = cache.entries[KeyHash{}(key) % kCacheSize];
-    if (slot.id != 0 && slot.key == key) {
+    CacheEntry& slot = cache.entries[KeyHash{}(cached) % kCacheSize];
+    if (slot.id != 0 && slot.key == cached) {
         return slot.id;
     }
     uint32_t id = 0;
     {
         std::lock_guard lock(mutex_);
-        auto it = ids_.find(key);
+        auto it = version != 0 ? ids_.find(cached) : ids_.end();
         if (it != ids_.end()) {
             id = it->second;
         } else {
-            // A code object new by its co_version may still say what an earlier one said
-            // (a module reloaded, code generated again): one id for one content keeps its
-            // stacks together.
-            Key content = key;
-            if (key.object != 0 && !contentKey(in, code, content)) {
+            if (!have_parts && !readParts(in, code, parts)) {
                 return 0;
             }
+            // One id for one content, whichever object had it: a module reloaded or code
+            // generated again keeps its stacks together.
+            const Key content{0, contentHash(parts)};
             auto same = ids_.find(content);
             if (same != ids_.end()) {
                 id = same->second;
@@ -118,10 +146,12 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, v
                 emit(info, ctx);
                 ids_.emplace(content, id);
             }
-            ids_.emplace(key, id);
+            if (version != 0) {
+                ids_.emplace(cached, id);
+            }
         }
     }
-    slot = {key, id};
+    slot = {cached, id};
     return id;
 }
 

@@ -3,10 +3,12 @@
 // the first stack that names it. Events then carry only (code id, instruction offset).
 //
 // A code object's address is not its identity: a freed code object's memory is reused by
-// the next. The key is one that changes with the object: its co_version where CPython
-// numbers code objects (3.12+, a counter no two objects share), else a hash of everything
-// the record says (filename, name, first line, line table), so that a reused address with
-// other contents gets another id, and one with the same contents is described right anyway.
+// the next. What a cached id is checked against changes with the object: its co_version
+// where CPython numbers code objects (3.12+, a counter no two objects share), else (3.10,
+// 3.11) the addresses and sizes of everything the record says (filename, name, line table)
+// with their CRC-32C and the first line, so that a reused address with other contents is
+// seen as a new object. Ids are given per content (a 64-bit hash of all of it), so one with
+// the same contents is described right anyway.
 //
 // A per-thread direct-mapped cache answers the steady state without a lock; a miss takes
 // the table's mutex, never any lock of the interpreter.
@@ -39,8 +41,8 @@ class CodeTable {
     std::mutex& mutex() { return mutex_; }
 
     struct Key {
-        uint64_t object = 0; // the address, with co_version; 0 for a content key
-        uint64_t check = 0;  // co_version, or the contents' hash
+        uint64_t object = 0; // the code object's address; 0 for a content key
+        uint64_t check = 0;  // co_version, the per-event check of the parts, or the content hash
         bool operator==(const Key&) const = default;
     };
 

@@ -11,11 +11,6 @@ template <typename T> T load(uintptr_t address) {
     return v;
 }
 
-// Limits on what is read of one object, whatever its header says: a hash needs no more
-// to tell code objects apart, and a corrupt length must not walk through memory.
-constexpr size_t kMaxHashedStr = 4096;
-constexpr size_t kMaxHashedBytes = 64 * 1024;
-
 struct StrData {
     uintptr_t data = 0;
     uint32_t kind = 1; // bytes per character
@@ -125,33 +120,31 @@ bool readBytes(const Interpreter& in, uintptr_t object, size_t max_bytes, std::s
     return true;
 }
 
-uint64_t strContentHash(const Interpreter& in, uintptr_t object, bool& ok) {
+bool strContents(const Interpreter& in, uintptr_t object, Contents& out) {
     StrData s;
-    ok = strData(in, object, s);
-    if (!ok) {
-        return 0;
+    if (!strData(in, object, s)) {
+        return false;
     }
-    const int64_t cached = load<int64_t>(object + in.layout.str_hash);
-    if (cached != -1) {
-        return static_cast<uint64_t>(cached);
-    }
-    const size_t n = s.length * s.kind < kMaxHashedStr ? s.length * s.kind : kMaxHashedStr;
-    return hashBytes(reinterpret_cast<const void*>(s.data), n, s.length);
+    out.data = s.data;
+    out.kind = s.kind;
+    out.size = s.length * s.kind < kMaxContentBytes ? s.length * s.kind : kMaxContentBytes;
+    return true;
 }
 
-uint64_t bytesContentHash(const Interpreter& in, uintptr_t object, bool& ok) {
+bool bytesContents(const Interpreter& in, uintptr_t object, Contents& out) {
     const Layout& l = in.layout;
-    ok = object != 0 && load<uintptr_t>(object + l.object_type) == in.bytes_type;
-    if (!ok) {
-        return 0;
+    if (object == 0 || load<uintptr_t>(object + l.object_type) != in.bytes_type) {
+        return false;
     }
     const int64_t size = load<int64_t>(object + l.bytes_size);
-    ok = size >= 0;
-    const size_t n =
-        static_cast<size_t>(size) < kMaxHashedBytes ? static_cast<size_t>(size) : kMaxHashedBytes;
-    return ok ? hashBytes(reinterpret_cast<const void*>(object + l.bytes_data), n,
-                          static_cast<uint64_t>(size))
-              : 0;
+    if (size < 0) {
+        return false;
+    }
+    out.data = object + l.bytes_data;
+    out.kind = 1;
+    out.size =
+        static_cast<size_t>(size) < kMaxContentBytes ? static_cast<size_t>(size) : kMaxContentBytes;
+    return true;
 }
 
 } // namespace gmt::preload::python

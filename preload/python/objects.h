@@ -17,13 +17,18 @@ bool readStr(const Interpreter& interp, uintptr_t object, size_t max_bytes, std:
 // The bytes of the bytes object at `object`, at most `max_bytes`.
 bool readBytes(const Interpreter& interp, uintptr_t object, size_t max_bytes, std::string& out);
 
-// A hash of the str's contents: CPython's own cached hash when it has one, else one of its
-// characters. Equal contents may hash differently (cached or not); different contents
-// collide only by chance. `ok` false when it is not a str.
-uint64_t strContentHash(const Interpreter& interp, uintptr_t object, bool& ok);
+// Where an object's contents lie, as stored: a str's characters (1, 2 or 4 bytes each, its
+// `kind`), a bytes object's bytes. At most kMaxContentBytes, whatever the header says: a
+// corrupt length must not walk through memory, and telling objects apart needs no more.
+struct Contents {
+    uintptr_t data = 0;
+    size_t size = 0;   // bytes
+    uint32_t kind = 1; // str: bytes per character
+};
+inline constexpr size_t kMaxContentBytes = 64 * 1024;
 
-// A hash of the bytes object's contents (length included).
-uint64_t bytesContentHash(const Interpreter& interp, uintptr_t object, bool& ok);
+bool strContents(const Interpreter& interp, uintptr_t object, Contents& out);
+bool bytesContents(const Interpreter& interp, uintptr_t object, Contents& out);
 
 // 64-bit hash of a byte range, seeded.
 uint64_t hashBytes(const void* data, size_t size, uint64_t seed);

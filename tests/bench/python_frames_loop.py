@@ -1,4 +1,5 @@
-"""cudaMalloc/cudaFree pairs through ctypes below a chosen number of Python frames, timed
+"""cudaMalloc/cudaFree pairs through ctypes below a chosen number of Python frames (each
+of another function), timed
 by the program itself (the loop only: no start-up). Prints {"ns_per_pair": ...}.
 
     python_frames_loop.py FRAMES PAIRS
@@ -23,10 +24,11 @@ def loop():
     return time.perf_counter_ns() - start
 
 
-def nest(n):
-    # <module> and loop() are two frames; nest() makes up the rest.
-    return nest(n - 1) if n > 0 else loop()
-
-
-elapsed = nest(FRAMES - 2)
+# <module> and loop() are two frames; FRAMES - 2 distinct functions make up the rest, each
+# calling the next (distinct code objects, as a real stack has, not one recursing).
+source = "".join(f"def f{i}():\n    return f{i + 1}()\n\n" for i in range(FRAMES - 3))
+source += f"def f{FRAMES - 3}():\n    return loop()\n"
+namespace = {"loop": loop}
+exec(compile(source, __file__, "exec"), namespace)
+elapsed = namespace["f0"]()
 print(json.dumps({"frames": FRAMES, "pairs": PAIRS, "ns_per_pair": elapsed / PAIRS}))
