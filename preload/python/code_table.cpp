@@ -22,6 +22,7 @@ struct CacheEntry {
 
 struct ThreadCache {
     uint64_t generation;
+    CacheEntry by_depth[format::kMaxPythonDepth]; // counted from the outermost frame
     CacheEntry entries[kCacheSize];
 };
 // initial-exec: no allocation or lock on first access, as for the stack table's cache.
@@ -91,7 +92,8 @@ size_t CodeTable::KeyHash::operator()(const Key& k) const {
     return static_cast<size_t>(mix(k.object, k.check));
 }
 
-uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, void* ctx) {
+uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, uint32_t depth, EmitFn emit,
+                           void* ctx) {
     // co_version (3.12+) tells a code object apart by itself; it comes from a counter that
     // stops at 0 when it runs out, and then, as before 3.12, the contents must.
     uint32_t version = 0;
@@ -114,10 +116,18 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, v
         for (CacheEntry& e : cache.entries) {
             e = {};
         }
+        for (CacheEntry& e : cache.by_depth) {
+            e = {};
+        }
         cache.generation = gen;
+    }
+    CacheEntry& last = cache.by_depth[depth % format::kMaxPythonDepth];
+    if (last.id != 0 && last.key == cached) {
+        return last.id;
     }
     CacheEntry& slot = cache.entries[KeyHash{}(cached) % kCacheSize];
     if (slot.id != 0 && slot.key == cached) {
+        last = slot;
         return slot.id;
     }
     uint32_t id = 0;
@@ -152,6 +162,7 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, EmitFn emit, v
         }
     }
     slot = {cached, id};
+    last = slot;
     return id;
 }
 

@@ -10,8 +10,9 @@
 // seen as a new object. Ids are given per content (a 64-bit hash of all of it), so one with
 // the same contents is described right anyway.
 //
-// A per-thread direct-mapped cache answers the steady state without a lock; a miss takes
-// the table's mutex, never any lock of the interpreter.
+// Per thread, the code seen last at each depth of the stack, then a direct-mapped cache,
+// answer the steady state without a lock; a miss takes the table's mutex, never any lock of
+// the interpreter.
 #pragma once
 
 #include "interpreter.h"
@@ -32,8 +33,11 @@ class CodeTable {
     using EmitFn = void (*)(const format::PythonCodeInfo& code, void* ctx);
 
     // The id of the code object at `code` (a live one: a frame of the calling thread holds
-    // it); 0 when its fields are not what a code object's should be.
-    uint32_t intern(const Interpreter& interp, uintptr_t code, EmitFn emit, void* ctx);
+    // it); 0 when its fields are not what a code object's should be. `depth` is the frame's
+    // place counted from the outermost frame: the thread remembers the code it last saw at
+    // each depth, which answers a stack much like the last one without any hashing.
+    uint32_t intern(const Interpreter& interp, uintptr_t code, uint32_t depth, EmitFn emit,
+                    void* ctx);
 
     // A new trace (forked child): every code object must be written again.
     void reset();

@@ -116,7 +116,9 @@ uint32_t PythonStacks::append(uint64_t* words, uint32_t depth, CodeTable::EmitFn
     auto place = [&](uint32_t position) {
         const uint32_t end = walked.segment_end[segment++];
         for (; first < end; ++first) {
-            if (uint32_t id = codes_.intern(interp_, walked.code[first], emit, ctx)) {
+            const uint32_t depth_from_outer = walked.count - 1 - first;
+            if (uint32_t id =
+                    codes_.intern(interp_, walked.code[first], depth_from_outer, emit, ctx)) {
                 words[out++] = pack(id, walked.instruction[first], position);
             }
         }

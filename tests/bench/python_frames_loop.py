@@ -1,6 +1,6 @@
-"""cudaMalloc/cudaFree pairs through ctypes below a chosen number of Python frames (each
-of another function), timed
-by the program itself (the loop only: no start-up). Prints {"ns_per_pair": ...}.
+"""cudaMalloc/cudaFree pairs through ctypes below a chosen number of Python frames (each of
+another function), timed by the program itself (the loop only: no start-up). Prints
+{"ns_per_pair": ...}.
 
     python_frames_loop.py FRAMES PAIRS
 """
