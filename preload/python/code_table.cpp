@@ -1,17 +1,10 @@
 #include "code_table.h"
 
 #include "objects.h"
-
-#include <cstring>
+#include "plain_load.h"
 
 namespace gmt::preload::python {
 namespace {
-
-template <typename T> T load(uintptr_t address) {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const void*>(address), sizeof v);
-    return v;
-}
 
 constexpr uint32_t kCacheSize = 256;
 

@@ -1,15 +1,9 @@
 #include "frame_walker.h"
 
-#include <cstring>
+#include "plain_load.h"
 
 namespace gmt::preload::python {
 namespace {
-
-template <typename T> T load(uintptr_t address) {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const void*>(address), sizeof v);
-    return v;
-}
 
 // Frames are walked at most this far: a bound, not a limit anyone should meet (the kept
 // frames stop at kMaxPythonDepth).

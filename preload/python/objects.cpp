@@ -1,15 +1,11 @@
 #include "objects.h"
 
+#include "plain_load.h"
+
 #include <cstring>
 
 namespace gmt::preload::python {
 namespace {
-
-template <typename T> T load(uintptr_t address) {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const void*>(address), sizeof v);
-    return v;
-}
 
 struct StrData {
     uintptr_t data = 0;
@@ -107,16 +103,11 @@ bool readStr(const Interpreter& in, uintptr_t object, size_t max_bytes, std::str
 }
 
 bool readBytes(const Interpreter& in, uintptr_t object, size_t max_bytes, std::string& out) {
-    const Layout& l = in.layout;
-    if (object == 0 || load<uintptr_t>(object + l.object_type) != in.bytes_type) {
+    Contents c;
+    if (!bytesContents(in, object, c)) {
         return false;
     }
-    const int64_t size = load<int64_t>(object + l.bytes_size);
-    if (size < 0) {
-        return false;
-    }
-    const size_t n = static_cast<size_t>(size) < max_bytes ? static_cast<size_t>(size) : max_bytes;
-    out.assign(reinterpret_cast<const char*>(object + l.bytes_data), n);
+    out.assign(reinterpret_cast<const char*>(c.data), c.size < max_bytes ? c.size : max_bytes);
     return true;
 }
 

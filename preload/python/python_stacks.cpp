@@ -2,8 +2,7 @@
 
 #include "../logging.h"
 #include "frame_walker.h"
-
-#include <cstring>
+#include "plain_load.h"
 
 namespace gmt::preload::python {
 namespace {
@@ -16,12 +15,6 @@ constexpr uint32_t kMaxInstruction = (1u << 22) - 1;
 uint64_t pack(uint32_t code_id, uint32_t instruction, uint32_t position) {
     instruction = instruction < kMaxInstruction ? instruction : kMaxInstruction;
     return kMarker | uint64_t{position & 0x1ff} << 54 | uint64_t{instruction} << 32 | code_id;
-}
-
-uintptr_t loadPointer(uintptr_t address) {
-    uintptr_t v;
-    std::memcpy(&v, reinterpret_cast<const void*>(address), sizeof v);
-    return v;
 }
 
 } // namespace
@@ -49,6 +42,13 @@ void PythonStacks::start(bool enabled) {
     }
 }
 
+// Stops reading for the rest of the run, saying why once (whichever thread sees it first).
+void PythonStacks::giveUp(format::PythonStatus from, const char* why) {
+    if (status_.compare_exchange_strong(from, format::PythonStatus::Failed)) {
+        logger().warn("CPython {:#x}: {}", interp_.version, why);
+    }
+}
+
 bool PythonStacks::active() const {
     auto s = status();
     return s == format::PythonStatus::Captured || s == format::PythonStatus::Pending;
@@ -65,15 +65,10 @@ bool PythonStacks::check(uintptr_t tstate) {
         status_.compare_exchange_strong(expected, format::PythonStatus::Captured);
         return status() == format::PythonStatus::Captured;
     }
-    case Check::Failed: {
-        auto expected = format::PythonStatus::Pending;
-        if (status_.compare_exchange_strong(expected, format::PythonStatus::Failed)) {
-            logger().warn("CPython {:#x}: its thread state or frames are not laid out as "
-                          "expected; Python frames are not recorded",
-                          interp_.version);
-        }
+    case Check::Failed:
+        giveUp(format::PythonStatus::Pending, "its thread state or frames are not laid out as "
+                                              "expected; Python frames are not recorded");
         return false;
-    }
     case Check::NothingToCheck:
         return false;
     }
@@ -95,19 +90,15 @@ uint32_t PythonStacks::append(uint64_t* words, uint32_t depth, CodeTable::EmitFn
         return depth;
     }
     // A thread state of another interpreter: its frames are not this one's to read.
-    if (loadPointer(tstate + interp_.layout.tstate_interp) !=
+    if (load<uintptr_t>(tstate + interp_.layout.tstate_interp) !=
         main_interpreter_.load(std::memory_order_relaxed)) {
         return depth;
     }
     WalkedFrames walked;
     walkFrames(interp_, tstate, walked);
     if (walked.broken) {
-        auto expected = format::PythonStatus::Captured;
-        if (status_.compare_exchange_strong(expected, format::PythonStatus::Failed)) {
-            logger().warn("CPython {:#x}: a frame without a code object; Python frames are no "
-                          "longer recorded",
-                          interp_.version);
-        }
+        giveUp(format::PythonStatus::Captured,
+               "a frame without a code object; Python frames are no longer recorded");
         return depth;
     }
     // Each native evaluation frame, innermost first, takes the next run of Python frames;

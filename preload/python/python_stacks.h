@@ -38,6 +38,7 @@ class PythonStacks {
 
   private:
     bool check(uintptr_t tstate);
+    void giveUp(format::PythonStatus from, const char* why);
 
     Interpreter interp_;
     std::atomic<format::PythonStatus> status_{format::PythonStatus::NotDetected};

@@ -17,25 +17,10 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from e2e_case import Skip, expect, fail, run_case  # noqa: E402
+
 ARGS = None
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(message, result=None):
-    text = message
-    if result is not None:
-        text += "\n--- exit %d\n--- stdout\n%s\n--- stderr\n%s" % (
-            result.returncode, result.stdout, result.stderr)
-    raise AssertionError(text)
-
-
-def expect(condition, message, result=None):
-    if not condition:
-        fail(message, result)
 
 
 def env_with_cudasim():
@@ -311,23 +296,7 @@ def main():
     parser.add_argument("--cudasim", required=True)
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()
-    ARGS.workdir = os.path.join(ARGS.workdir, ARGS.case)
-    shutil.rmtree(ARGS.workdir, ignore_errors=True)
-    os.makedirs(ARGS.workdir)
-    test = globals().get("test_" + ARGS.case)
-    if test is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        test()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return run_case(globals(), ARGS)
 
 
 if __name__ == "__main__":

@@ -15,29 +15,14 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from e2e_case import Skip, expect, run_case  # noqa: E402
+
 ARGS = None
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(message, result=None):
-    if result is not None:
-        message += "\n--- exit %d\n--- stdout\n%s\n--- stderr\n%s" % (
-            result.returncode, result.stdout[-4000:], result.stderr[-4000:])
-    raise AssertionError(message)
-
-
-def expect(condition, message, result=None):
-    if not condition:
-        fail(message, result)
 
 
 def marker_lines(program):
@@ -318,23 +303,7 @@ def main():
     for option in ("case", "python", "gpumemtrace", "preload", "cudasim", "workdir"):
         parser.add_argument("--" + option, required=True)
     ARGS = parser.parse_args()
-    ARGS.workdir = os.path.join(ARGS.workdir, ARGS.case)
-    shutil.rmtree(ARGS.workdir, ignore_errors=True)
-    os.makedirs(ARGS.workdir)
-    test = globals().get("test_" + ARGS.case)
-    if test is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        test()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return run_case(globals(), ARGS)
 
 
 if __name__ == "__main__":
