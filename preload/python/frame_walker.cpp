@@ -38,7 +38,7 @@ void walkFrames(const Interpreter& in, uintptr_t tstate, WalkedFrames& out) {
             continue;
         }
         const uintptr_t code = load<uintptr_t>(frame + l.frame_code);
-        if (load<uintptr_t>(code + l.object_type) != in.code_type) {
+        if (code == 0 || load<uintptr_t>(code + l.object_type) != in.code_type) {
             if (!modern_code_only) {
                 out.broken = true;
                 return;

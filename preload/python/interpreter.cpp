@@ -151,7 +151,7 @@ Check checkThread(const Interpreter& in, uintptr_t tstate) {
             return Check::Failed;
         }
         if (owner != kOwnedByCStack) {
-            if (!read(code + l.object_type, code_type)) {
+            if (code != 0 && !read(code + l.object_type, code_type)) {
                 return Check::Failed;
             }
             if (code_type != in.code_type) {
