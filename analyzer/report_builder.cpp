@@ -172,6 +172,14 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
                   {"errors", c.errors},
                   {"leaked_bytes", proc_leaked},
                   {"recovered_records", p.status.ring_records}};
+        if (p.header && (p.header->python_version != 0 ||
+                         p.header->python_status != format::PythonStatus::NotDetected)) {
+            // The trailer has the status at the end (a failed check shows only there).
+            format::PythonStatus status =
+                p.trailer ? p.trailer->python_status : p.header->python_status;
+            proc["python"] = Json{{"version", pythonVersionText(p.header->python_version)},
+                                  {"status", format::pythonStatusName(status)}};
+        }
         if (p.trailer && p.trailer->exit_signal != 0) {
             // Complete (the tracer drained everything) but the process died of this signal.
             proc["exit_signal"] = p.trailer->exit_signal;

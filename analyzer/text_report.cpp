@@ -61,6 +61,29 @@ void printStack(std::ostringstream& out, const Json& stack, const char* indent) 
     }
 }
 
+// Why a Python process's stacks have Python frames, or why not.
+std::string pythonLine(const Json& python) {
+    std::string version = "CPython " + python.value("version", "");
+    std::string status = python.value("status", "");
+    if (status == "captured") {
+        return version + ": Python frames recorded";
+    }
+    if (status == "disabled") {
+        return version + ": Python frames not recorded (GPUMEMTRACE_PYTHON=0)";
+    }
+    if (status == "unsupported") {
+        return version + ": not a CPython whose frames can be read (3.10 to 3.13, release "
+                         "builds): no Python frames";
+    }
+    if (status == "failed") {
+        return version + ": its memory did not look as its version says; Python frames stopped";
+    }
+    if (status == "pending") {
+        return version + ": no thread with Python frames allocated; no Python frames";
+    }
+    return version + ": " + status;
+}
+
 } // namespace
 
 std::string renderText(const Json& r) {
@@ -82,6 +105,9 @@ std::string renderText(const Json& r) {
             out << ", " << p["dropped_events"] << " events DROPPED";
         }
         out << "\n";
+        if (p.contains("python")) {
+            out << "  " << pythonLine(p["python"]) << "\n";
+        }
         if (!p.value("complete", false)) {
             out << "  INCOMPLETE trace: " << p.value("incomplete_reason", "")
                 << " (valid log ends at offset " << p.value("valid_log_end_offset", 0)

@@ -141,6 +141,9 @@ def test_header():
     expect(header["python_status"] == "captured", f"header status {header['python_status']}")
     expect(trailer["record"] == "trailer" and trailer["python_status"] == "captured",
            f"trailer {trailer}")
+    process = report(trace)["processes"][0]
+    expect(process.get("python") == {"version": version, "status": "captured"},
+           f"the report's process says {process.get('python')}")
     codes = [r for r in records if r["record"] == "python_code"]
     names = {r["name"] for r in codes}
     expect({"leak_here", "main", "<module>"} <= names, f"code records {sorted(names)}")
@@ -159,6 +162,9 @@ def test_disabled():
            "no Python frames or code records")
     rep = report(trace)
     expect(not python_frames(leak_of(rep, 1234567)["stack"]), "no Python frame in the report")
+    expect(rep["processes"][0]["python"]["status"] == "disabled", "the report says why")
+    text = gmt("report", "--format", "text", trace)
+    expect("Python frames not recorded (GPUMEMTRACE_PYTHON=0)" in text, "the text says why:\n" + text)
 
 
 def test_record_no_python():
@@ -194,6 +200,8 @@ def test_text_report():
     """The text report (through a pipe) shows the Python frames with file:line."""
     _, trace = traced("text", "leak_stacks.py")
     text = gmt("report", "--format", "text", trace)
+    version, _ = interpreter_version()
+    expect(f"CPython {version}: Python frames recorded" in text, "the process line says so")
     lines = marker_lines("leak_stacks.py")
     for function, key in (("leak_here", "alloc"), ("main", "main_call")):
         expect(f"{function} (" in text and f"leak_stacks.py:{lines[key]})" in text,
