@@ -19,6 +19,23 @@ constexpr size_t kCheapLiveSet = 64;
 constexpr uint64_t kWalkStepsPerEvent = 8;
 } // namespace
 
+std::string_view momentName(Moment m) {
+    switch (m) {
+    case Moment::Peak:
+        return "peak";
+    case Moment::Failure:
+        return "failure";
+    case Moment::End:
+        return "end";
+    }
+    return "end";
+}
+
+uint64_t ProcessData::endTime() const {
+    const uint64_t trailer_end = trailer ? trailer->end_mono_ns : 0;
+    return std::max(trailer_end, last_time_ns);
+}
+
 uint64_t ProcessData::granularity(int device) const {
     auto it = devices.find(device);
     if (it != devices.end() && it->second.granularity) {
@@ -48,6 +65,7 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     p->prologue = prologue;
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed);
     processes_.push_back(std::move(p));
     return index;
 }
@@ -66,9 +84,12 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         break;
     case format::RecordTag::Stack:
         p.stacks[r.stack.id].assign(r.stack.frames.begin(), r.stack.frames.begin() + r.stack.depth);
+        // A stack id written again (a damaged or concatenated trace) takes its new frames.
         if (r.stack.python_depth > 0) {
             p.python_stacks[r.stack.id].assign(r.stack.python.begin(),
                                                r.stack.python.begin() + r.stack.python_depth);
+        } else {
+            p.python_stacks.erase(r.stack.id);
         }
         break;
     case format::RecordTag::PythonCode:
@@ -84,6 +105,8 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         if (p.phases.size() < options_.max_listed) {
             p.phases.push_back(r.phase);
         }
+        p.lifetimes->setPhase(
+            p.phase_tracker->mark(r.phase.name, r.phase.time_ns, accounting_.processLive(process)));
         break;
     }
 }
@@ -110,7 +133,20 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
     default:
         break;
     }
-    if (p.lifetimes->onEvent(e)) {
+    if (p.phase_tracker->current() == kNoPhase) {
+        if (p.lifetimes->onEvent(e)) {
+            onFailure(process, e);
+        }
+        return;
+    }
+    // Inside a phase: what this event did is the change in the process's counters.
+    const ProcessCounters& c = p.lifetimes->counters();
+    const uint64_t allocations = c.allocations, frees = c.frees;
+    const bool failed = p.lifetimes->onEvent(e);
+    const uint64_t new_allocations = c.allocations - allocations;
+    p.phase_tracker->onEvent(e.time_ns, accounting_.processLive(process), new_allocations,
+                             new_allocations ? e.size : 0, c.frees - frees);
+    if (failed) {
         onFailure(process, e);
     }
 }
@@ -129,8 +165,10 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
     if (measured_failures_ < options_.max_failure_fragmentation && e.device >= 0) {
         ++measured_failures_;
         FragmentationEntry fe;
-        fe.moment = "failure";
+        fe.moment = Moment::Failure;
         fe.time_ns = e.time_ns;
+        fe.live_bytes = f.live_bytes;
+        fe.device_total = f.device_total;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
                                        options_.top);
         f.largest_hole = fe.data.largest_hole_bytes;
@@ -155,7 +193,7 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
         }
     }
     for (const auto& [handle, h] : p.lifetimes->handles()) {
-        if (h.device >= 0 && !h.host_located) {
+        if (h.device >= 0 && !h.host_located && h.counted()) {
             devices.insert(h.device);
         }
     }
@@ -182,10 +220,15 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     peak_fragmentation_.clear();
     for (uint32_t i = 0; i < processes_.size(); ++i) {
         const ProcessData& p = *processes_[i];
+        if (p.ended) {
+            continue; // its memory ended with it
+        }
         for (int device : devicesOf(p, true)) {
             FragmentationEntry fe;
-            fe.moment = "peak";
+            fe.moment = Moment::Peak;
             fe.time_ns = peak.time_ns;
+            fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
+            fe.device_total = p.deviceTotal(device);
             fe.data =
                 measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
             peak_fragmentation_.push_back(std::move(fe));
@@ -194,10 +237,23 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
 }
 
 void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
-    processes_[process]->status = status;
+    ProcessData& p = *processes_[process];
+    p.status = status;
+    if (p.ended) {
+        return;
+    }
+    const uint64_t end = p.endTime();
+    p.lifetimes->releaseAll(end);
+    p.phase_tracker->end(end);
+    p.ended = true;
 }
 
 void Analysis::finish() {
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        if (!processes_[i]->ended) {
+            endProcess(i, processes_[i]->status);
+        }
+    }
     accounting_.settle();
     fragmentation_ = peak_fragmentation_;
     fragmentation_.insert(fragmentation_.end(), failure_fragmentation_.begin(),
@@ -206,9 +262,10 @@ void Analysis::finish() {
         ProcessData& p = *processes_[i];
         for (int device : devicesOf(p, false)) {
             FragmentationEntry fe;
-            fe.moment = "end";
-            fe.time_ns =
-                p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
+            fe.moment = Moment::End;
+            fe.time_ns = p.endTime();
+            fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
+            fe.device_total = p.deviceTotal(device);
             fe.data =
                 measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
             fragmentation_.push_back(std::move(fe));

@@ -89,6 +89,20 @@ int lineLocations311(const std::string& table, int first_line, uint32_t instruct
 
 } // namespace
 
+std::string pythonVersionText(uint32_t hex) {
+    if (hex == 0) {
+        return "";
+    }
+    std::string out = std::to_string(hex >> 24) + "." + std::to_string((hex >> 16) & 0xff) + "." +
+                      std::to_string((hex >> 8) & 0xff);
+    const uint32_t level = (hex >> 4) & 0xf;
+    if (level == 0xa || level == 0xb || level == 0xc) {
+        out += level == 0xa ? "a" : level == 0xb ? "b" : "rc";
+        out += std::to_string(hex & 0xf);
+    }
+    return out;
+}
+
 int pythonLine(const format::PythonCodeInfo& code, uint32_t instruction) {
     switch (code.table_format) {
     case format::PythonLineTable::Pairs310:

@@ -12,6 +12,10 @@
 
 namespace gmt::analyzer {
 
+// "3.11.2" from PY_VERSION_HEX 0x030b02f0 ("3.13.0rc1" for a release candidate); "" for 0
+// (no CPython seen).
+std::string pythonVersionText(uint32_t hex);
+
 // The source line of the instruction at `instruction` (code units) of `code`; 0 when the
 // table says it has none or does not reach it.
 int pythonLine(const format::PythonCodeInfo& code, uint32_t instruction);

@@ -1,5 +1,7 @@
 #include "record_json.h"
 
+#include "python_code.h"
+
 #include <cstdio>
 
 namespace gmt::analyzer {
@@ -25,20 +27,6 @@ std::string bytesHex(const std::string& raw) {
 
 } // namespace
 
-std::string pythonVersionText(uint32_t hex) {
-    if (hex == 0) {
-        return "";
-    }
-    std::string out = std::to_string(hex >> 24) + "." + std::to_string((hex >> 16) & 0xff) + "." +
-                      std::to_string((hex >> 8) & 0xff);
-    const uint32_t level = (hex >> 4) & 0xf;
-    if (level == 0xa || level == 0xb || level == 0xc) {
-        out += level == 0xa ? "a" : level == 0xb ? "b" : "rc";
-        out += std::to_string(hex & 0xf);
-    }
-    return out;
-}
-
 Json headerJson(const format::HeaderInfo& h) {
     return Json{{"pid", h.pid},
                 {"ppid", h.ppid},
@@ -51,6 +39,10 @@ Json headerJson(const format::HeaderInfo& h) {
                 {"executable", h.executable},
                 {"host", h.host},
                 {"tracer_version", h.tracer_version},
+                {"rank", h.rank},
+                {"local_rank", h.local_rank},
+                {"world_size", h.world_size},
+                {"rank_source", h.rank_source},
                 {"python_version", pythonVersionText(h.python_version)},
                 {"python_status", format::pythonStatusName(h.python_status)}};
 }
@@ -89,6 +81,9 @@ Json eventJson(const format::Event& e) {
         j["flags"] = e.flags;
         if (e.flags & format::kFlagHostLocated) {
             j["host_located"] = true;
+        }
+        if (e.flags & format::kFlagImported) {
+            j["imported"] = true;
         }
     }
     return j;

@@ -13,9 +13,6 @@ namespace gmt::analyzer {
 
 std::string hex(uint64_t value);
 
-// "3.11.2" from PY_VERSION_HEX 0x030b02f0; "" for 0 (no CPython seen).
-std::string pythonVersionText(uint32_t hex);
-
 Json headerJson(const format::HeaderInfo& h);
 Json eventJson(const format::Event& e);
 // {"record": "...", ...} for any record; the header gets the prologue's facts too.

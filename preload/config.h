@@ -1,5 +1,5 @@
-// Settings from the environment (DESIGN §3), read once at load time so the hot path never
-// calls getenv.
+// Settings from the environment (docs/configuration.md), read once at load time so the hot path
+// never calls getenv.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +22,5 @@ struct Config {
 // Parses the GPUMEMTRACE_* variables; bad values are reported (through the logger) and
 // replaced by defaults rather than changing the traced program's behaviour.
 Config readConfig();
-
-// "%p" pid, "%h" host, "%t" start time (YYYYmmdd-HHMMSS), "%%" a percent sign.
-std::string expandOutputTemplate(const std::string& tmpl, int pid);
 
 } // namespace gmt::preload

@@ -6,14 +6,14 @@
 //
 // PATTERN is an fnmatch(3) glob tried on every frame's function name (as demangled, and
 // without its parameter list, so `leak:init_cache` matches `init_cache(unsigned long)`)
-// and module path (full, and basename, so `leak:libfoo.so*` works). Python frames are also
-// matched as FILE:LINE, with the file's full path and its basename, so `leak:train.py:*`
-// covers every line of train.py (and `leak:Model.step` a Python function by its name).
-// The first matching line in the file takes the match; uses are counted so stale lines can
-// be removed.
+// and module path (full, and basename, so `leak:libfoo.so*` works). A Python frame has no
+// module: its source file takes its place, alone and as FILE:LINE (full path and basename),
+// so `leak:train.py:*` covers every line of train.py, `leak:train.py:42` one line, and
+// `leak:Model.step` a Python function by its name. The first matching line in the file
+// takes the match; uses are counted so stale lines can be removed.
 #pragma once
 
-#include "json.h"
+#include "report.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -23,7 +23,7 @@
 
 namespace gmt::cli {
 
-using gmt::analyzer::Json;
+using analyzer::Stack;
 
 struct Suppression {
     enum class Type { Leak, Error };
@@ -48,10 +48,10 @@ class Suppressions {
     static Suppressions load(const std::string& path);
     static Suppressions parse(std::istream& in, const std::string& name);
 
-    // The suppression that covers a leak (counted), or nullptr.
-    Suppression* matchLeak(const Json& stack, uint64_t bytes, uint64_t allocations);
+    // The suppression that covers a leak site (counted), or nullptr.
+    Suppression* matchLeak(const analyzer::LeakSite& leak);
     // The suppression that covers an error (counted), or nullptr.
-    Suppression* matchError(const Json& stack, const Json& allocation_stack);
+    Suppression* matchError(const analyzer::ErrorReport& error);
 
     const std::vector<Suppression>& entries() const { return entries_; }
     bool empty() const { return entries_.empty(); }
@@ -61,7 +61,7 @@ class Suppressions {
 };
 
 // Whether any frame of `stack` matches the glob (see the file comment).
-bool stackMatches(const std::string& pattern, const Json& stack);
+bool stackMatches(const std::string& pattern, const Stack& stack);
 
 // "ns::f<int>(int) const" -> "ns::f<int>": the name users write in a suppression.
 std::string withoutParameters(const std::string& function);

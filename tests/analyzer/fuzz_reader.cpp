@@ -6,9 +6,11 @@
 //   2: like 1, but the first half of the input fills the ring (ring recovery is reached).
 // Invariant: TraceError or a report, never a crash, a hang or an unbounded allocation.
 #include "analysis.h"
-#include "report_builder.h"
+#include "report.h"
+#include "report_json.h"
 #include "text_report.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <cstdio>
 #include <string>
@@ -75,8 +77,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         analyzer::ReportOptions options;
         options.symbols = false;
         options.timeline_points = 16;
-        analyzer::Json report = analyzer::buildReport({path}, options);
+        const analyzer::Report report = analyzer::reportOfTraces({path}, options);
         (void)analyzer::renderText(report);
+        (void)analyzer::jsonText(analyzer::toJson(report));
     } catch (const analyzer::TraceError&) {
     }
     ::close(fd);

@@ -193,8 +193,10 @@ TEST_CASE("Python frames and code objects survive the trace format", "[python][f
     CHECK(back.name == "Model.step");
     CHECK(back.line_table == c.line_table);
 
-    // Header and trailer: the appended Python fields, and their absence in older traces.
+    // Header and trailer: the Python block after the rank block, and its absence in older
+    // traces.
     format::HeaderInfo h;
+    h.rank = 3;
     h.python_version = 0x030c03f0;
     h.python_status = format::PythonStatus::Captured;
     format::ByteWriter w5(buf, sizeof buf);
@@ -202,14 +204,23 @@ TEST_CASE("Python frames and code objects survive the trace format", "[python][f
     format::HeaderInfo hb;
     format::ByteReader r5({buf, w5.size()});
     REQUIRE(format::decodeHeader(r5, hb));
+    CHECK(hb.rank == 3);
     CHECK(hb.python_version == 0x030c03f0);
     CHECK(hb.python_status == format::PythonStatus::Captured);
-    // Without the appended fields (a 4-byte varint and a 1-byte one), as older tracers wrote.
+    // Without the Python block (a 4-byte varint and a 1-byte one): a trace written before it,
+    // with the rank block.
     format::HeaderInfo old_header;
     format::ByteReader old({buf, w5.size() - 5});
     REQUIRE(format::decodeHeader(old, old_header));
+    CHECK(old_header.rank == 3);
     CHECK(old_header.python_version == 0);
     CHECK(old_header.python_status == format::PythonStatus::NotDetected);
+    // Without either block (the rank block: three 1-byte svarints, an empty string).
+    format::HeaderInfo oldest;
+    format::ByteReader older({buf, w5.size() - 5 - 4});
+    REQUIRE(format::decodeHeader(older, oldest));
+    CHECK(oldest.rank == -1);
+    CHECK(oldest.python_status == format::PythonStatus::NotDetected);
 
     format::TrailerInfo t;
     t.python_status = format::PythonStatus::Failed;

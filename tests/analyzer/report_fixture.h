@@ -2,9 +2,11 @@
 #pragma once
 
 #include "record_json.h"
-#include "report_builder.h"
+#include "report.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
+#include "trace_analysis.h"
+#include "trace_report.h"
 
 namespace gmt::test {
 
@@ -12,9 +14,10 @@ inline constexpr uint64_t MiB = 1ull << 20;
 inline constexpr uint64_t KiB = 1ull << 10;
 
 // A builder with a header and device 0 (and 1) already in it.
-inline TraceBuilder standardTrace(int devices = 1) {
+inline TraceBuilder
+standardTrace(int devices = 1, const format::HeaderInfo& header = TraceBuilder::defaultHeader()) {
     TraceBuilder b;
-    b.header();
+    b.header(header);
     for (int d = 0; d < devices; ++d) {
         b.device(TraceBuilder::defaultDevice(d));
     }
@@ -24,11 +27,26 @@ inline TraceBuilder standardTrace(int devices = 1) {
     return b;
 }
 
-inline analyzer::Json report(TraceBuilder& b, analyzer::ReportOptions options = {}) {
+// The typed report of traces, as `gpumemtrace report` makes it.
+inline analyzer::Report reportOf(const std::vector<std::string>& traces,
+                                 const analyzer::ReportOptions& options) {
+    return analyzer::reportOfTraces(traces, options);
+}
+
+inline analyzer::Report report(TraceBuilder& b, analyzer::ReportOptions options = {}) {
     TempDir dir;
     std::string path = b.write(dir.file("t.gmtrace"));
     options.symbols = false;
-    return analyzer::buildReport({path}, options);
+    return reportOf({path}, options);
+}
+
+inline const analyzer::KindReport& kindOf(const analyzer::Report& r, format::Kind kind) {
+    for (const auto& k : r.kinds) {
+        if (k.kind == kind) {
+            return k;
+        }
+    }
+    throw std::logic_error("kind not in the report");
 }
 
 } // namespace gmt::test

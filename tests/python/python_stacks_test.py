@@ -43,7 +43,9 @@ def traced(name, program, *args, env=None):
     if not os.path.exists(ARGS.python):
         raise Skip("no interpreter at " + ARGS.python)
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMTRACE_", "PYTHON"))}
+    # No bytecode caches written next to the programs, in the source tree.
     run_env.update({"LD_PRELOAD": ARGS.preload, "LD_LIBRARY_PATH": ARGS.cudasim,
+                    "PYTHONDONTWRITEBYTECODE": "1",
                     "GPUMEMTRACE_OUTPUT": os.path.join(ARGS.workdir, name + ".%p.gmtrace")})
     run_env.update(env or {})
     r = subprocess.run([ARGS.python, os.path.join(PROGRAMS, program), *map(str, args)],
@@ -127,6 +129,9 @@ def test_leak_stacks():
            f"worker's leak below leak_here: {described(worker)}")
     expect(all(f.get("language") != "python" for f in rep["peak"]["top_sites"][0]["stack"][:1]),
            "the innermost frame is native (the CUDA call)")
+    # Every frame says its language: the native ones too.
+    languages = {f.get("language") for f in main_leak["stack"]}
+    expect(languages == {"native", "python"}, f"languages in the stack: {languages}")
 
 
 def test_header():
@@ -204,7 +209,7 @@ def test_text_report():
     expect(f"CPython {version}: Python frames recorded" in text, "the process line says so")
     lines = marker_lines("leak_stacks.py")
     for function, key in (("leak_here", "alloc"), ("main", "main_call")):
-        expect(f"{function} (" in text and f"leak_stacks.py:{lines[key]})" in text,
+        expect(f"\n      {function} at {PROGRAMS}/leak_stacks.py:{lines[key]}\n" in text,
                f"{function} at leak_stacks.py:{lines[key]} in the text report:\n{text}")
 
 
@@ -215,7 +220,7 @@ def test_check_suppressions():
     lines = marker_lines("leak_stacks.py")
     r = subprocess.run([ARGS.gpumemtrace, "check", trace], capture_output=True, text=True)
     expect(r.returncode == 1, "check fails on the leaks", r)
-    expect(f"leak_here at leak_stacks.py:{lines['alloc']}" in r.stdout + r.stderr,
+    expect(f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}" in r.stdout + r.stderr,
            "check shows leak_here with its line", r)
     for pattern in ("leak:leak_stacks.py:*", f"leak:leak_stacks.py:{lines['alloc']}",
                     "leak:leak_here"):

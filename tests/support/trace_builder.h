@@ -90,6 +90,7 @@ class TraceBuilder {
 
     // ----- log records (go into the current frame) -----
     TraceBuilder& header(const tf::HeaderInfo& h = defaultHeader()) {
+        python_status_ = h.python_status;
         return body(tf::RecordTag::Header, [&](tf::ByteWriter& w) { tf::encodeHeader(w, h); });
     }
     TraceBuilder& device(const tf::DeviceInfo& d = defaultDevice()) {
@@ -103,6 +104,18 @@ class TraceBuilder {
             tf::encodeStack(w, id, frames.data(), static_cast<uint32_t>(frames.size()));
         });
     }
+    // A stack with Python frames (innermost first, placed by their positions).
+    TraceBuilder& stack(uint32_t id, const std::vector<uint64_t>& frames,
+                        const std::vector<tf::PythonFrame>& python) {
+        return body(tf::RecordTag::Stack, [&](tf::ByteWriter& w) {
+            tf::encodeStack(w, id, frames.data(), static_cast<uint32_t>(frames.size()),
+                            python.data(), static_cast<uint32_t>(python.size()));
+        });
+    }
+    TraceBuilder& pythonCode(const tf::PythonCodeInfo& c) {
+        return body(tf::RecordTag::PythonCode,
+                    [&](tf::ByteWriter& w) { tf::encodePythonCode(w, c); });
+    }
     TraceBuilder& event(const tf::Event& e) {
         ++position_;
         return body(tf::RecordTag::Event,
@@ -115,10 +128,12 @@ class TraceBuilder {
     TraceBuilder& trailer(const tf::TrailerInfo& t) {
         return body(tf::RecordTag::Trailer, [&](tf::ByteWriter& w) { tf::encodeTrailer(w, t); });
     }
-    // Trailer whose event count is what was added so far.
+    // Trailer whose event count is what was added so far; the Python status stays the
+    // header's, as the recorder's does unless the interpreter's memory looked wrong.
     TraceBuilder& trailer(uint64_t end_mono_ns = 0, uint64_t dropped = 0) {
         tf::TrailerInfo t;
         t.events = events_;
+        t.python_status = python_status_;
         t.dropped_events = dropped;
         t.end_mono_ns = end_mono_ns;
         return trailer(t);
@@ -232,8 +247,9 @@ class TraceBuilder {
 
   private:
     template <typename F> TraceBuilder& body(tf::RecordTag tag, F&& encode) {
-        std::vector<uint8_t> scratch(tf::kMaxRecordSize);
-        tf::ByteWriter w(scratch.data(), scratch.size());
+        // One scratch buffer for every record: traces of 10^5 records stay quick to build.
+        scratch_.resize(tf::kMaxRecordSize);
+        tf::ByteWriter w(scratch_.data(), scratch_.size());
         encode(w);
         if (!w.ok()) {
             throw std::runtime_error("record too large");
@@ -241,17 +257,19 @@ class TraceBuilder {
         if (tag == tf::RecordTag::Event) {
             ++events_;
         }
-        scratch.resize(w.size());
-        appendRaw(static_cast<uint8_t>(tag), scratch);
+        appendRaw(static_cast<uint8_t>(tag), scratch_.data(), w.size());
         return *this;
     }
     void appendRaw(uint8_t tag, const std::vector<uint8_t>& b) {
-        std::vector<uint8_t> rec(b.size() + 16);
-        tf::ByteWriter w(rec.data(), rec.size());
+        appendRaw(tag, b.data(), b.size());
+    }
+    void appendRaw(uint8_t tag, const uint8_t* data, size_t size) {
+        uint8_t head[16];
+        tf::ByteWriter w(head, sizeof head);
         w.byte(tag);
-        w.varint(b.size());
-        w.bytes(b.data(), b.size());
-        current_.insert(current_.end(), rec.begin(), rec.begin() + w.size());
+        w.varint(size);
+        current_.insert(current_.end(), head, head + w.size());
+        current_.insert(current_.end(), data, data + size);
         ++frame_records_;
     }
     tf::Slot& slot(uint64_t position) {
@@ -259,6 +277,7 @@ class TraceBuilder {
         return slots[position & (ring_slots_ - 1)];
     }
 
+    std::vector<uint8_t> scratch_;
     uint32_t ring_slots_;
     uint32_t version_ = tf::kFormatVersion;
     uint64_t dropped_ = 0;
@@ -269,6 +288,7 @@ class TraceBuilder {
     std::vector<uint64_t> frame_offsets_;
     uint64_t position_ = 0;
     uint64_t events_ = 0;
+    tf::PythonStatus python_status_ = tf::PythonStatus::NotDetected;
     tf::EventCoder prev_{};
 };
 
