@@ -149,6 +149,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     detail.top = args.top;
     detail.stacks.max_frames = args.frames;
     detail.stacks.full = args.full_stacks;
+    detail.stacks.python_only = args.python_only;
 
     analyzer::StyledText out(style);
     std::vector<ProcessVerdict> verdicts;
@@ -219,10 +220,14 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
         cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
             ->default_str("5"),
-        cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),
+        cmd->add_option("--frames", o->frames, "Native frames shown per stack (Python frames: all)")
+            ->default_str("8"),
         cmd->add_flag("--full-stacks", o->full_stacks,
                       "Show every frame, also the recorder's, the CUDA libraries' and headers' "
                       "and libc start-up"),
+        cmd->add_flag("--python-only", o->python_only,
+                      "Of the native frames show only the one that called CUDA (and the CUDA "
+                      "function, when recorded); Python frames all"),
         cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
     };
 }

@@ -1,6 +1,7 @@
 #include "leak_gate.h"
 
 #include "human_time.h"
+#include "python_status_text.h"
 #include "size_parse.h"
 
 #include <algorithm>
@@ -265,6 +266,13 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
     if (report.summary.failed_allocations > 0) {
         v.notes.push_back(plural(report.summary.failed_allocations, "allocation") +
                           " failed (see gpumemtrace report for the diagnosis)");
+    }
+    for (const analyzer::ProcessReport& p : report.processes) {
+        // A Python program whose stacks have no Python frames: say why, once, so a reader
+        // of native-only stacks knows they are all there is.
+        if (p.python && p.python->status != format::PythonStatus::Captured) {
+            v.notes.push_back(analyzer::pythonRuntimeText(*p.python));
+        }
     }
     if (limits.phase) {
         v.checks.push_back(checkPhase(report, *limits.phase));

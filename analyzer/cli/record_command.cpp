@@ -5,6 +5,7 @@
 #include "check_gate.h"
 #include "child_process.h"
 #include "preload_locator.h"
+#include "python_status_text.h"
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
@@ -87,9 +88,13 @@ void summarize(const std::string& path) {
         if (!r.processes.empty() && !r.processes.front().complete) {
             line += " (incomplete trace)";
         }
+
         out.line({{"gpumemtrace: ", analyzer::Tone::Plain},
                   {line, s.leaked_bytes || s.errors ? analyzer::Tone::Warn : analyzer::Tone::Plain},
                   {" -> " + shown, analyzer::Tone::Plain}});
+        if (!r.processes.empty() && r.processes.front().python) {
+            out.line("gpumemtrace:   " + analyzer::pythonRuntimeText(*r.processes.front().python));
+        }
     } catch (const std::exception& e) {
         // A summary is a courtesy: it never changes the exit status of the run.
         out.line(std::string("gpumemtrace: ") + e.what());

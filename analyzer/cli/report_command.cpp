@@ -29,6 +29,7 @@ struct ReportArgs {
     size_t timeline_points = 2000;
     size_t frames = 8;
     bool full_stacks = false;
+    bool python_only = false;
     bool no_symbols = false;
     std::optional<std::string> phase;
 };
@@ -57,6 +58,7 @@ int runReport(const ReportArgs& args) {
     } else {
         TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
         style.stacks.full = args.full_stacks;
+        style.stacks.python_only = args.python_only;
         style.stacks.max_frames = args.frames;
         out = renderText(report, style);
     }
@@ -92,12 +94,16 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
         ->check(CLI::Range(size_t{1}, size_t{1000000}))
         ->default_str("10");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack in text")
+    cmd->add_option("--frames", args->frames,
+                    "Native frames shown per stack in text (Python frames: all)")
         ->check(CLI::Range(size_t{1}, size_t{4096}))
         ->default_str("8");
     cmd->add_flag("--full-stacks", args->full_stacks,
                   "Show every frame in text, also the recorder's, the CUDA libraries' and "
                   "headers' and libc start-up");
+    cmd->add_flag("--python-only", args->python_only,
+                  "In text, of the native frames show only the one that called CUDA (and the "
+                  "CUDA function, when recorded); Python frames all");
     cmd->add_option("--phase", args->phase,
                     "List the leaks allocated while phase NAME was current "
                     "(gpumemtrace_mark_phase)")

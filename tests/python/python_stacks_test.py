@@ -56,9 +56,9 @@ def traced(name, program, *args, env=None):
     return r, os.path.join(ARGS.workdir, traces[0])
 
 
-def gmt(*args):
+def gmt(*args, status=0):
     r = subprocess.run([ARGS.gpumemtrace, *args], capture_output=True, text=True, timeout=600)
-    expect(r.returncode == 0, "gpumemtrace " + " ".join(args), r)
+    expect(r.returncode == status, "gpumemtrace " + " ".join(args), r)
     return r.stdout
 
 
@@ -190,7 +190,7 @@ def test_record_no_python():
         expect(header["python_status"] == status, f"record {flag}: header {header}")
 
 
-def test_python_only():
+def test_python_frames_alone():
     """GPUMEMTRACE_STACK_DEPTH=0 leaves native frames out; the Python frames stay."""
     _, trace = traced("pyonly", "leak_stacks.py", env={"GPUMEMTRACE_STACK_DEPTH": "0"})
     lines = marker_lines("leak_stacks.py")
@@ -209,8 +209,19 @@ def test_text_report():
     expect(f"CPython {version}: Python frames recorded" in text, "the process line says so")
     lines = marker_lines("leak_stacks.py")
     for function, key in (("leak_here", "alloc"), ("main", "main_call")):
-        expect(f"\n      {function} at {PROGRAMS}/leak_stacks.py:{lines[key]}\n" in text,
+        expect(re.search(rf"\n +{function} at /\S*/leak_stacks\.py:{lines[key]}\n", text),
                f"{function} at leak_stacks.py:{lines[key]} in the text report:\n{text}")
+    # --frames limits the native frames only: with one, the Python frames are all there,
+    # the native frames between them counted.
+    text = gmt("report", "--format", "text", "--frames", "1", trace)
+    stack = leak_text(text, "1.18 MiB")
+    expect(re.fullmatch(r"\.\.\. \d+ native frames?", stack[1]),
+           f"one native frame, then the count of those left out: {stack}")
+    expect([l for l in stack if " at /" in l] == [
+        f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}",
+        f"main at {PROGRAMS}/leak_stacks.py:{lines['main_call']}",
+        f"<module> at {PROGRAMS}/leak_stacks.py:{lines['module_call']}"],
+           f"every Python frame with --frames 1: {stack}")
 
 
 def test_check_suppressions():
@@ -235,6 +246,97 @@ def test_check_suppressions():
     r = subprocess.run([ARGS.gpumemtrace, "check", trace, "--suppressions", supp],
                        capture_output=True, text=True)
     expect(r.returncode == 1, "a pattern for another file suppresses nothing", r)
+
+
+def leak_text(text, size):
+    """The stack lines under the first leak line of `size` in a text report or check output,
+    stripped."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if inside:
+            if not line.startswith("      "):
+                break
+            out.append(line.strip())
+        elif re.match(rf" +(#\d+ )?{re.escape(size)} in 1 allocation", line):
+            inside = True
+    expect(out, f"a leak of {size} with a stack in:\n{text}")
+    return out
+
+
+def test_python_only():
+    """report/check --python-only: of the native frames only the one that called CUDA (here
+    libffi's, for ctypes), then the Python frames; the native frames left out are counted."""
+    _, trace = traced("pyonly", "leak_stacks.py")
+    lines = marker_lines("leak_stacks.py")
+    rep = report(trace)
+    native = leak_of(rep, 1234567)["stack"]
+    caller = [f for f in native if f["language"] == "native"][0]
+    expected_caller = caller["function"] or re.sub(r".*/", "", caller["module"])
+    py = [f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}",
+          f"main at {PROGRAMS}/leak_stacks.py:{lines['main_call']}",
+          f"<module> at {PROGRAMS}/leak_stacks.py:{lines['module_call']}"]
+    # (report and check round sizes differently)
+    outputs = {"report": (gmt("report", "--python-only", trace), "1.18 MiB"),
+               "check": (gmt("check", "--python-only", trace, status=1), "1.2 MiB")}
+    for command, (text, size) in outputs.items():
+        stack = leak_text(text, size)
+        expect(stack[0].startswith(expected_caller) and
+               re.fullmatch(r"\.\.\. \d+ native frames?", stack[1]) and stack[2:5] == py and
+               re.fullmatch(r"\.\.\. \d+ more frames?", stack[5]) and len(stack) == 6,
+               f"{command} --python-only: the caller {expected_caller}, a count, the Python "
+               f"frames, a count: {stack}")
+    # Without it, the same frames and more native ones.
+    full = leak_text(gmt("report", trace), "1.18 MiB")
+    expect(len([l for l in full if not l.startswith("...")]) > 4, f"default stack: {full}")
+    # JSON keeps every frame whatever the text options.
+    expect(report(trace, "--python-only") == report(trace), "JSON unchanged by --python-only")
+
+
+def test_diff():
+    """diff matches leak sites across runs by their Python frames' functions and files, and
+    names a site by its Python line."""
+    _, base = traced("base", "leak_stacks.py", 1)
+    _, now = traced("now", "leak_stacks.py", 3)
+    lines = marker_lines("leak_stacks.py")
+    saved = os.path.join(ARGS.workdir, "base.json")
+    gmt("report", "-o", saved, base)
+    out = gmt("diff", saved, now)
+    sites = out.split("leaked bytes (total, then sites that changed)\n")[1].split("counts\n")[0]
+    rows = sites.splitlines()[1:]  # after the total
+    # The main thread's site grew from one allocation to three, matched across the runs by
+    # its frames; the worker's stayed the same, so it is not listed.
+    label = f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']} via "
+    expect(len(rows) == 1 and rows[0].split()[:6] == ["1.2", "MiB", "3.5", "MiB", "+2.4", "MiB"]
+           and label in rows[0], f"one site, the main thread's, grew:\n{out}")
+
+
+def test_record_summary():
+    """`record`'s summary says which CPython ran and that its frames were recorded."""
+    if not os.path.exists(os.path.join(ARGS.cudasim, "libcudart.so.13")):
+        raise Skip("simulated CUDA not built in " + ARGS.cudasim)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMTRACE_", "PYTHON"))}
+    env.update({"LD_LIBRARY_PATH": ARGS.cudasim, "PYTHONDONTWRITEBYTECODE": "1"})
+    version, _ = interpreter_version()
+    for flag, said in (([], "Python frames recorded"),
+                       (["--no-python"], "Python frames not recorded (GPUMEMTRACE_PYTHON=0)")):
+        r = subprocess.run([ARGS.gpumemtrace, "record", "-o",
+                            os.path.join(ARGS.workdir, "summary.%p.gmtrace"), *flag, "--",
+                            ARGS.python, os.path.join(PROGRAMS, "leak_stacks.py")],
+                           capture_output=True, text=True, env=env, timeout=300)
+        expect(r.returncode == 0, "record " + " ".join(flag), r)
+        expect(f"gpumemtrace:   CPython {version}: {said}\n" in r.stderr,
+               f"record {flag}: the summary says so", r)
+
+
+def test_check_note():
+    """check says why a CPython process's stacks have no Python frames."""
+    _, trace = traced("note", "leak_stacks.py", env={"GPUMEMTRACE_PYTHON": "0"})
+    version, _ = interpreter_version()
+    out = gmt("check", trace, status=1)
+    expect(f"note: CPython {version}: Python frames not recorded (GPUMEMTRACE_PYTHON=0)" in out,
+           "check's note:\n" + out)
+    _, trace = traced("captured", "leak_stacks.py")
+    expect("note: CPython" not in gmt("check", trace, status=1), "no note when they were")
 
 
 def test_gil_stress():

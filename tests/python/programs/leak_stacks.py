@@ -1,5 +1,6 @@
 """Leaks one device buffer from the main thread and one from a worker thread, both from
-leak_here() called by main(). The test finds the lines by their LINE markers."""
+leak_here() called by main(); with an argument N, main() leaks N buffers from its line
+(for `diff`). The test finds the lines by their LINE markers."""
 import ctypes
 import sys
 import threading
@@ -16,11 +17,12 @@ def leak_here(size):
     KEPT.append(ptr)
 
 
-def main():
-    leak_here(1234567)  # LINE:main_call
+def main(times):
+    for _ in range(times):
+        leak_here(1234567)  # LINE:main_call
     worker = threading.Thread(target=leak_here, args=(7654321,))
     worker.start()
     worker.join()
 
 
-main()  # LINE:module_call
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)  # LINE:module_call
