@@ -98,15 +98,12 @@ std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
     size_t native_shown = 0, left_out = 0;
     for (size_t i = 0; i < stack.size(); ++i) {
         const Frame& f = stack[i];
-        bool shown = true;
-        if (f.language == FrameLanguage::Python ||
-            (style.python_only && (i == caller || i + 1 == caller))) {
-            shown = true;
-        } else if (!full && hiddenFrame(f)) {
+        const bool kept = f.language == FrameLanguage::Python ||
+                          (style.python_only && (i == caller || i + 1 == caller));
+        if (!kept && !full && hiddenFrame(f)) {
             continue; // the same in every stack: not worth a line
-        } else {
-            shown = !style.python_only && native_shown < style.max_frames;
         }
+        const bool shown = kept || (!style.python_only && native_shown < style.max_frames);
         if (!shown) {
             ++left_out;
             continue;

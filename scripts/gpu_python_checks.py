@@ -57,9 +57,22 @@ def check_interpreter(env, row):
         f"main-thread leak {got_main[:3]}; worker leak {got_worker[:2]}; expected {want}")
 
 
+def python_only_block(env, trace, name, marker):
+    """The stack lines of the text report's leak whose stack has `marker` (a Python frame's
+    text), with --python-only."""
+    # Into a file: whole lines, whatever terminal the checks were started from.
+    out = env.logs / f"{name}.python_only.txt"
+    env.run(f"{name}.python_only", [str(env.cli), "report", "--python-only", "--top", "1000",
+                                    "-o", str(out), str(trace)], env=env.cli_env)
+    text = out.read_text() if out.exists() else ""
+    leaks = text.split("Leaks (largest first)\n", 1)[-1].split("\n\n", 1)[0]
+    blocks = [[l.strip() for l in b.splitlines()[1:]] for b in leaks.split("\n  #")]
+    return next((b for b in blocks if marker in b), None)
+
+
 def check_torch_nocache(env, row):
-    info, rep, _ = workload(env, "py_torch_nocache", "torch_nocache",
-                            {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    info, rep, traces = workload(env, "py_torch_nocache", "torch_nocache",
+                                 {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
     lines = info["lines"]
     top = rep["peak"]["top_sites"][0] if rep["peak"]["top_sites"] else {}
     kept = [l for l in rep["leaks"] if l["bytes"] == info["keep_bytes"]]
@@ -73,6 +86,15 @@ def check_torch_nocache(env, row):
         f"leak of {info['keep_bytes']} B at "
         f"{python_frames(kept[0]['stack'])[:3] if kept else 'not found'}; expected keep_tensor "
         f"line {lines['keep']}")
+    # --python-only on a real PyTorch stack: the native frame that called CUDA (PyTorch's
+    # allocator, not the tracer's or CUDA's), the count of those left out, the Python frames.
+    block = python_only_block(env, traces[0], "py_torch_nocache",
+                              f"keep_tensor at {WORKLOADS}:{lines['keep']}") or []
+    natives = [l for l in block if not l.startswith("...") and ".py:" not in l]
+    row("Python stacks: PyTorch no-caching kept tensor, report --python-only",
+        bool(block) and 1 <= len(natives) <= 2 and block[0] in natives and
+        not any(h in block[0] for h in ("libgpumemtrace", "libcudart", "libcuda.so")),
+        f"stack lines: {block}")
 
 
 def check_torch_caching(env, row):

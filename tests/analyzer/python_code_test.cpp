@@ -201,24 +201,25 @@ TEST_CASE("Python frames and code objects survive the trace format", "[python][f
     h.python_status = format::PythonStatus::Captured;
     format::ByteWriter w5(buf, sizeof buf);
     format::encodeHeader(w5, h);
-    format::HeaderInfo hb;
-    format::ByteReader r5({buf, w5.size()});
-    REQUIRE(format::decodeHeader(r5, hb));
+    // The header read back from its first `size` bytes.
+    auto decoded = [&](size_t size) {
+        format::HeaderInfo out;
+        format::ByteReader r({buf, size});
+        REQUIRE(format::decodeHeader(r, out));
+        return out;
+    };
+    const format::HeaderInfo hb = decoded(w5.size());
     CHECK(hb.rank == 3);
     CHECK(hb.python_version == 0x030c03f0);
     CHECK(hb.python_status == format::PythonStatus::Captured);
     // Without the Python block (a 4-byte varint and a 1-byte one): a trace written before it,
     // with the rank block.
-    format::HeaderInfo old_header;
-    format::ByteReader old({buf, w5.size() - 5});
-    REQUIRE(format::decodeHeader(old, old_header));
+    const format::HeaderInfo old_header = decoded(w5.size() - 5);
     CHECK(old_header.rank == 3);
     CHECK(old_header.python_version == 0);
     CHECK(old_header.python_status == format::PythonStatus::NotDetected);
     // Without either block (the rank block: three 1-byte svarints, an empty string).
-    format::HeaderInfo oldest;
-    format::ByteReader older({buf, w5.size() - 5 - 4});
-    REQUIRE(format::decodeHeader(older, oldest));
+    const format::HeaderInfo oldest = decoded(w5.size() - 5 - 4);
     CHECK(oldest.rank == -1);
     CHECK(oldest.python_status == format::PythonStatus::NotDetected);
 

@@ -107,7 +107,7 @@ Stack pythonStack() {
             native("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6")};
 }
 
-TEST_CASE("Python frames are always shown; native frames left out between them are counted") {
+TEST_CASE("Python frames are always shown, native frames left out between them counted") {
     const Stack stack = pythonStack();
     analyzer::StackStyle two;
     two.max_frames = 2;
@@ -124,7 +124,7 @@ TEST_CASE("Python frames are always shown; native frames left out between them a
           "alloc.cpp:120");
 }
 
-TEST_CASE("--python-only: the CUDA call, its caller, and the Python frames") {
+TEST_CASE("python-only stacks: the CUDA call, its caller, and the Python frames") {
     analyzer::StackStyle only;
     only.python_only = true;
     const Stack stack = pythonStack();
