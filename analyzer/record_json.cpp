@@ -98,6 +98,7 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
         j["format_version"] = prologue.format_version;
         j["ring_slots"] = prologue.ring_slots;
         j["prologue_dropped_events"] = prologue.dropped_events;
+        j["log_failed"] = (prologue.flags & format::kPrologueLogFailed) != 0;
         break;
     case format::RecordTag::Device:
         j = Json{{"record", "device"},
@@ -148,6 +149,7 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"end_mono_ns", r.trailer.end_mono_ns},
                  {"end_wall_ns", r.trailer.end_wall_ns},
                  {"exit_signal", r.trailer.exit_signal},
+                 {"in_flight", r.trailer.in_flight},
                  {"python_status", format::pythonStatusName(r.trailer.python_status)}};
         break;
     case format::RecordTag::Phase:
