@@ -247,8 +247,8 @@ inline void Recorder::stamp(format::Event& e, Session* s) {
         // is kept apart, and when it is found again unchanged, so is its id.
         const uint32_t site = static_cast<uint32_t>(e.op) % kCaptureSites;
         bool unchanged = false;
-        const uint32_t native =
-            config_.stack_depth > 0 ? captureStack(words, config_.stack_depth, site, &unchanged)
+        const uint32_t native = config_.stack_depth > 0
+                                    ? captureStack(words, config_.stack_depth, site, &unchanged)
                                     : 0;
         const uint32_t depth = python_.append(words, native, &Recorder::emitPythonCode, s);
         // Unchanged native frames say nothing of the Python ones (the same binding runs every
