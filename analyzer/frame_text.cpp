@@ -38,6 +38,18 @@ bool hiddenFrame(const Frame& f) {
            f.function == "_start";
 }
 
+std::vector<const Frame*> shownFrames(const Stack& stack, bool full) {
+    full = full || std::all_of(stack.begin(), stack.end(), hiddenFrame);
+    std::vector<const Frame*> shown;
+    shown.reserve(stack.size());
+    for (const Frame& f : stack) {
+        if (full || !hiddenFrame(f)) {
+            shown.push_back(&f);
+        }
+    }
+    return shown;
+}
+
 FrameText frameText(const Frame& f) {
     FrameText t;
     t.what = f.function.empty() ? moduleOffset(f) : f.function;
@@ -62,15 +74,10 @@ std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
         lines.push_back({"(no stack recorded)", ""});
         return lines;
     }
-    const bool all_hidden = std::all_of(stack.begin(), stack.end(), hiddenFrame);
-    const bool full = style.full || all_hidden;
     size_t shown = 0, more = 0;
-    for (const Frame& f : stack) {
-        if (!full && hiddenFrame(f)) {
-            continue;
-        }
+    for (const Frame* f : shownFrames(stack, style.full)) {
         if (shown < style.max_frames) {
-            lines.push_back(frameText(f));
+            lines.push_back(frameText(*f));
             ++shown;
         } else {
             ++more;

@@ -17,12 +17,15 @@ class StackSymbolizer {
     StackSymbolizer(const ProcessData& process, bool symbols);
 
     // Innermost first; empty for stack 0 (none recorded) or an id the trace never defined.
+    // Modules the process recorded since the last call are taken in first, so a view that
+    // streams while the trace is read symbolizes with every module recorded so far.
     std::vector<Frame> stack(uint32_t id);
 
   private:
     const ProcessData& process_;
     std::unique_ptr<Symbolizer> symbolizer_;
     ModuleOffsetSymbolizer modules_;
+    size_t modules_added_ = 0;
 };
 
 } // namespace gmt::analyzer

@@ -1,0 +1,398 @@
+#include "trace_event_writer.h"
+
+#include "cuda_errors.h"
+#include "frame_text.h"
+#include "human_bytes.h"
+#include "json_text.h"
+#include "record_json.h"
+
+#include <algorithm>
+
+namespace gmt::analyzer {
+
+namespace {
+
+// Thread ids the trace never uses (a kernel's pid_max is at most 2^22): lanes after a
+// thread's first one, and the phases track.
+constexpr uint32_t kLaneTidBase = 1u << 30;
+constexpr uint32_t kPhaseTid = (1u << 30) - 1;
+constexpr uint64_t kFirstSyntheticPid = 1u << 30;
+constexpr size_t kMaxStackTexts = 1 << 16;
+
+size_t space(format::Kind kind) {
+    return kind == format::Kind::Array ? 1 : kind == format::Kind::Vmm ? 2 : 0;
+}
+
+const char* endName(LifetimeEnd how) {
+    switch (how) {
+    case LifetimeEnd::Freed:
+        return "freed";
+    case LifetimeEnd::Teardown:
+        return "teardown";
+    case LifetimeEnd::Replaced:
+        return "replaced";
+    case LifetimeEnd::ProcessEnd:
+        return "process_end";
+    }
+    return "freed";
+}
+
+std::string gpuName(int device) {
+    return device >= 0 ? "GPU " + std::to_string(device) : std::string("GPU ?");
+}
+
+} // namespace
+
+struct TraceEventWriter::Thread {
+    uint32_t order = 0;              // first seen: which thread of its process
+    std::vector<uint32_t> lane_tids; // lane k's track
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free_lanes;
+    std::vector<std::pair<uint64_t, uint32_t>> ending; // (ended at, lane): free after then
+};
+
+struct TraceEventWriter::Process {
+    uint64_t pid = 0;
+    std::unordered_map<uint32_t, Thread> threads;
+    struct Held {
+        uint32_t tid;
+        uint32_t lane;
+    };
+    std::unordered_map<uint64_t, Held> held[3];   // pointers, arrays, VMM handles
+    std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes; kind -1: total
+    uint32_t next_lane_tid = kLaneTidBase;
+    std::optional<std::pair<std::string, uint64_t>> phase; // the current one and its start
+    bool phases_named = false;
+    uint32_t last_tid = 0;
+};
+
+TraceEventWriter::TraceEventWriter(const Analysis& analysis, const std::string& output,
+                                   bool symbols, bool full_stacks)
+    : analysis_(analysis), out_(output), full_stacks_(full_stacks), stacks_(analysis, symbols) {
+    out_.write("{\"traceEvents\":[\n");
+}
+
+TraceEventWriter::~TraceEventWriter() = default;
+
+void TraceEventWriter::event(std::string& line) {
+    if (!first_) {
+        out_.write(",\n");
+    }
+    first_ = false;
+    out_.write(line);
+    line.clear();
+}
+
+void TraceEventWriter::ts(std::string& line, uint64_t time_ns) {
+    if (!origin_ns_) {
+        // Every header precedes the first event (the reading pass takes non-event records
+        // first), so the earliest start is known by now.
+        uint64_t origin = time_ns;
+        for (const auto& p : analysis_.processes()) {
+            if (p->header && p->header->start_mono_ns != 0) {
+                origin = std::min(origin, p->header->start_mono_ns);
+            }
+        }
+        origin_ns_ = origin;
+    }
+    line += ",\"ts\":";
+    appendMicroseconds(line, time_ns > *origin_ns_ ? time_ns - *origin_ns_ : 0);
+}
+
+void TraceEventWriter::metadata(uint64_t pid, std::optional<uint64_t> tid, const char* what,
+                                const std::string& name, std::optional<int64_t> sort_index) {
+    line_ += "{\"ph\":\"M\",\"name\":\"";
+    line_ += what;
+    line_ += "_name\",\"pid\":";
+    appendInt(line_, pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, tid.value_or(0));
+    line_ += ",\"args\":{\"name\":";
+    appendJsonString(line_, name);
+    line_ += "}}";
+    event(line_);
+    if (sort_index) {
+        line_ += "{\"ph\":\"M\",\"name\":\"";
+        line_ += what;
+        line_ += "_sort_index\",\"pid\":";
+        appendInt(line_, pid);
+        line_ += ",\"tid\":";
+        appendInt(line_, tid.value_or(0));
+        line_ += ",\"args\":{\"sort_index\":";
+        appendInt(line_, *sort_index);
+        line_ += "}}";
+        event(line_);
+    }
+}
+
+TraceEventWriter::Process& TraceEventWriter::process(uint32_t index) {
+    while (processes_.size() <= index) {
+        processes_.push_back(nullptr);
+    }
+    auto& p = processes_[index];
+    if (p) {
+        return *p;
+    }
+    p = std::make_unique<Process>();
+    const ProcessData& data = *analysis_.processes()[index];
+    // The real pid, unless another trace of this export already has it (ranks on several
+    // hosts): then one no kernel hands out, so that their tracks stay apart.
+    uint64_t pid = data.header ? data.header->pid : 0;
+    const bool taken = pid == 0 || std::any_of(processes_.begin(), processes_.end(), [&](auto& o) {
+                           return o && o.get() != p.get() && o->pid == pid;
+                       });
+    p->pid = taken ? kFirstSyntheticPid + index : pid;
+    std::string name = "pid " + std::to_string(data.header ? data.header->pid : 0);
+    int64_t sort = index;
+    if (data.header && data.header->rank >= 0) {
+        name = "rank " + std::to_string(data.header->rank) + " (" + name + ")";
+        sort = data.header->rank;
+    }
+    if (data.header && !data.header->command.empty()) {
+        name += ": " + data.header->command.substr(0, 200);
+    }
+    metadata(p->pid, {}, "process", name, sort);
+    return *p;
+}
+
+TraceEventWriter::Thread& TraceEventWriter::thread(Process& p, uint32_t tid) {
+    auto [it, inserted] = p.threads.try_emplace(tid);
+    if (inserted) {
+        it->second.order = static_cast<uint32_t>(p.threads.size() - 1);
+        it->second.lane_tids.push_back(tid);
+        metadata(p.pid, tid, "thread", "thread " + std::to_string(tid),
+                 int64_t{it->second.order} << 16);
+    }
+    return it->second;
+}
+
+void TraceEventWriter::counter(Process& p, const std::string& name, uint64_t time_ns,
+                               uint64_t bytes) {
+    line_ += "{\"ph\":\"C\",\"name\":";
+    appendJsonString(line_, name);
+    line_ += ",\"pid\":";
+    appendInt(line_, p.pid);
+    ts(line_, time_ns);
+    line_ += ",\"args\":{\"bytes\":";
+    appendInt(line_, bytes);
+    line_ += "}}";
+    event(line_);
+}
+
+void TraceEventWriter::charge(const LifetimeInfo& l, uint64_t time_ns, bool add) {
+    Process& p = process(l.charge.process);
+    const int device = l.charge.resident ? l.charge.device : -1;
+    const int kind = static_cast<int>(l.charge.kind);
+    auto change = [&](uint64_t& v) {
+        v = add ? v + l.charge.bytes : v - std::min(v, l.charge.bytes);
+    };
+    uint64_t& by_kind = p.live[{device, kind}];
+    change(by_kind);
+    const std::string kind_name(format::kindName(l.charge.kind));
+    if (!l.charge.resident) {
+        counter(p, "host " + kind_name + " live", time_ns, by_kind);
+        return;
+    }
+    uint64_t& total = p.live[{device, -1}];
+    change(total);
+    counter(p, gpuName(device) + " live", time_ns, total);
+    counter(p, gpuName(device) + " live " + kind_name, time_ns, by_kind);
+}
+
+const std::string& TraceEventWriter::stackText(uint32_t process, uint32_t stack) {
+    const uint64_t key = uint64_t{process} << 32 | stack;
+    if (auto it = stack_text_.find(key); it != stack_text_.end()) {
+        return it->second;
+    }
+    if (stack_text_.size() >= kMaxStackTexts) {
+        stack_text_.clear();
+    }
+    std::string text;
+    const Stack& frames = stacks_.frames(process, stack);
+    if (frames.empty()) {
+        text = "(no stack recorded)";
+    }
+    for (const Frame* f : shownFrames(frames, full_stacks_)) {
+        if (!text.empty()) {
+            text += '\n';
+        }
+        text += frameText(*f).str();
+    }
+    std::string json;
+    appendJsonString(json, text);
+    return stack_text_.emplace(key, std::move(json)).first->second;
+}
+
+void TraceEventWriter::record(uint32_t index, const Record& r) {
+    switch (r.tag) {
+    case format::RecordTag::Phase: {
+        Process& p = process(index);
+        if (!p.phases_named) {
+            p.phases_named = true;
+            metadata(p.pid, kPhaseTid, "thread", "phases", -1);
+        }
+        closePhase(p, r.phase.time_ns);
+        p.phase = std::make_pair(r.phase.name, r.phase.time_ns);
+        return;
+    }
+    case format::RecordTag::Event:
+        break;
+    default:
+        return;
+    }
+    const format::Event& e = r.event;
+    Process& p = process(index);
+    thread(p, e.tid);
+    p.last_tid = e.tid;
+    const bool allocation = e.op == format::Op::Alloc ||
+                            (e.op == format::Op::VmmCreate && !(e.flags & format::kFlagImported));
+    if (!allocation || e.result == 0) {
+        return;
+    }
+    line_ += "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"failure\",\"name\":";
+    appendJsonString(line_,
+                     "failed " + std::string(format::apiName(e.api)) + " " + humanBytes(e.size, 1));
+    line_ += ",\"pid\":";
+    appendInt(line_, p.pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, e.tid);
+    ts(line_, e.time_ns);
+    line_ += ",\"args\":{\"error\":";
+    appendJsonString(line_, errorName(e.api, e.result));
+    line_ += ",\"size\":";
+    appendInt(line_, e.size);
+    line_ += ",\"device\":";
+    appendInt(line_, e.device);
+    line_ += ",\"tid\":";
+    appendInt(line_, e.tid);
+    line_ += ",\"stack\":";
+    line_ += stackText(index, e.stack_id);
+    line_ += "}}";
+    event(line_);
+}
+
+void TraceEventWriter::began(const LifetimeInfo& l, const format::Event& e) {
+    Process& p = process(l.charge.process);
+    Thread& t = thread(p, e.tid);
+    // A lane is free once its allocation ended strictly before this one begins: slices
+    // that only touch could be read as overlapping after rounding.
+    std::erase_if(t.ending, [&](const std::pair<uint64_t, uint32_t>& x) {
+        if (x.first < e.time_ns) {
+            t.free_lanes.push(x.second);
+            return true;
+        }
+        return false;
+    });
+    uint32_t lane = 0;
+    if (!t.free_lanes.empty()) {
+        lane = t.free_lanes.top();
+        t.free_lanes.pop();
+    } else {
+        lane = static_cast<uint32_t>(t.lane_tids.size());
+        if (lane > 0) {
+            const uint32_t lane_tid = p.next_lane_tid++;
+            t.lane_tids.push_back(lane_tid);
+            metadata(p.pid, lane_tid, "thread",
+                     std::to_string(e.tid) + " allocations #" + std::to_string(lane),
+                     (int64_t{t.order} << 16) + std::min<uint32_t>(lane, 0xffff));
+        }
+    }
+    p.held[space(l.charge.kind)][l.address] = Process::Held{e.tid, lane};
+    charge(l, e.time_ns, true);
+}
+
+void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how,
+                             const format::Event*) {
+    Process& p = process(l.charge.process);
+    auto& held = p.held[space(l.charge.kind)];
+    auto it = held.find(l.address);
+    if (it == held.end()) {
+        return;
+    }
+    const Process::Held h = it->second;
+    held.erase(it);
+    Thread& t = p.threads.at(h.tid);
+    t.ending.emplace_back(time_ns, h.lane);
+    charge(l, time_ns, false);
+
+    line_ += "{\"ph\":\"X\",\"cat\":\"allocation\",\"name\":";
+    appendJsonString(line_,
+                     std::string(format::apiName(l.api)) + " " + humanBytes(l.charge.bytes, 1));
+    line_ += ",\"pid\":";
+    appendInt(line_, p.pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, t.lane_tids[h.lane]);
+    ts(line_, l.begin_ns);
+    line_ += ",\"dur\":";
+    appendMicroseconds(line_, time_ns > l.begin_ns ? time_ns - l.begin_ns : 0);
+    line_ += ",\"args\":{\"address\":\"";
+    line_ += hex(l.address);
+    line_ += "\",\"size\":";
+    appendInt(line_, l.charge.bytes);
+    line_ += ",\"kind\":\"";
+    line_ += format::kindName(l.charge.kind);
+    line_ += "\",\"device\":";
+    appendInt(line_, l.charge.device);
+    line_ += ",\"end\":\"";
+    line_ += endName(how);
+    line_ += "\",\"stack\":";
+    line_ += stackText(l.charge.process, l.charge.stack);
+    line_ += "}}";
+    event(line_);
+}
+
+void TraceEventWriter::freeError(uint32_t index, const FreeError& error) {
+    Process& p = process(index);
+    line_ += "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"error\",\"name\":";
+    appendJsonString(line_, std::string(errorTypeName(error.type)) + " " +
+                                std::string(format::apiName(error.api)));
+    line_ += ",\"pid\":";
+    appendInt(line_, p.pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, p.last_tid);
+    ts(line_, error.time_ns);
+    line_ += ",\"args\":{\"address\":\"";
+    line_ += hex(error.address);
+    line_ += "\",\"detail\":";
+    appendJsonString(line_, error.detail);
+    line_ += ",\"tid\":";
+    appendInt(line_, p.last_tid);
+    line_ += ",\"stack\":";
+    line_ += stackText(index, error.stack);
+    if (error.allocation_stack != 0) {
+        line_ += ",\"allocation_stack\":";
+        line_ += stackText(index, error.allocation_stack);
+    }
+    line_ += "}}";
+    event(line_);
+}
+
+void TraceEventWriter::closePhase(Process& p, uint64_t time_ns) {
+    if (!p.phase) {
+        return;
+    }
+    const auto& [name, start] = *p.phase;
+    line_ += "{\"ph\":\"X\",\"cat\":\"phase\",\"name\":";
+    appendJsonString(line_, name);
+    line_ += ",\"pid\":";
+    appendInt(line_, p.pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, kPhaseTid);
+    ts(line_, start);
+    line_ += ",\"dur\":";
+    appendMicroseconds(line_, time_ns > start ? time_ns - start : 0);
+    line_ += "}";
+    event(line_);
+    p.phase.reset();
+}
+
+void TraceEventWriter::finish(const Report*) {
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        if (processes_[i]) {
+            closePhase(*processes_[i], analysis_.processes()[i]->endTime());
+        }
+    }
+    out_.write("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpumemtrace\"}}\n");
+    out_.close();
+}
+
+} // namespace gmt::analyzer
