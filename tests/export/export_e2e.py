@@ -511,8 +511,8 @@ def test_speedscope_chromium():
         doc = json.load(f)
     tracks = {(e["pid"], e["tid"]) for e in doc["traceEvents"] if e["ph"] == "X"}
     expect_eq(seen["trace"]["profiles"], len(tracks), "speedscope: one profile per track")
-    slices = sum(1 for e in doc["traceEvents"] if e["ph"] == "X")
-    expect_eq(seen["trace"]["slices"], slices, "speedscope: every slice became a frame")
+    expect("allocations #" in " ".join(seen["trace"]["toolbar"]) or len(tracks) == 1,
+           "speedscope names the tracks as the export does: %r" % seen["trace"]["toolbar"])
 
 
 # ----- usage -----------------------------------------------------------------------------
