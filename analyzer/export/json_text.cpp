@@ -2,10 +2,23 @@
 
 #include "text_safety.h"
 
+#include <algorithm>
+
 namespace gmt::analyzer {
 
 void appendJsonString(std::string& out, std::string_view text) {
     static constexpr char kHex[] = "0123456789abcdef";
+    // Most strings (names, paths, frames) are plain ASCII with nothing to escape.
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+    });
+    if (plain) {
+        out.push_back('"');
+        out.append(text);
+        out.push_back('"');
+        return;
+    }
     const std::string valid = validUtf8(text);
     out.push_back('"');
     for (const char c : valid) {

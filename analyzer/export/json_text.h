@@ -38,6 +38,14 @@ class JsonLine {
         appendJsonString(text_, value);
         return *this;
     }
+    // A name this program owns (an API, kind or op name): nothing to check or escape.
+    JsonLine& name(std::string_view key, std::string_view value) {
+        this->key(key);
+        text_ += '"';
+        text_ += value;
+        text_ += '"';
+        return *this;
+    }
     JsonLine& boolean(std::string_view key, bool value) {
         this->key(key);
         text_ += value ? "true" : "false";

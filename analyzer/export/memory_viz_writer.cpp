@@ -55,7 +55,8 @@ struct MemoryVizWriter::Snapshot {
     uint32_t process = 0;
     std::map<int, std::unique_ptr<Section>> sections;
     uint32_t next_memo = 0;
-    std::unordered_map<std::string, Memo> strings;
+    // Keyed by the literal's address: every string interned here is one of this file's literals.
+    std::unordered_map<const char*, Memo> strings;
     std::unordered_map<uint32_t, Memo> frames;
     std::unordered_map<uint64_t, uint64_t> streams; // live allocation -> its stream
     struct Held {
@@ -115,8 +116,8 @@ MemoryVizWriter::Section& MemoryVizWriter::section(Snapshot& s, int device) {
 }
 
 void MemoryVizWriter::string(Snapshot& s, PickleWriter& pickle, int section,
-                             std::string_view text) {
-    auto it = s.strings.find(std::string(text));
+                             const char* text) {
+    auto it = s.strings.find(text);
     if (it != s.strings.end() && it->second.section <= section) {
         pickle.get(it->second.index);
         return;
@@ -124,7 +125,7 @@ void MemoryVizWriter::string(Snapshot& s, PickleWriter& pickle, int section,
     pickle.string(text);
     const Memo memo{section, s.next_memo++};
     pickle.put(memo.index);
-    s.strings[std::string(text)] = memo;
+    s.strings[text] = memo;
 }
 
 void MemoryVizWriter::frames(Snapshot& s, PickleWriter& pickle, int section, uint32_t stack) {

@@ -57,7 +57,7 @@ class MemoryVizWriter final : public ExportWriter {
     Snapshot& snapshot(uint32_t process);
     Section& section(Snapshot& s, int device);
     void entry(Snapshot& s, Section& section, const Entry& e);
-    void string(Snapshot& s, PickleWriter& pickle, int section, std::string_view text);
+    void string(Snapshot& s, PickleWriter& pickle, int section, const char* literal);
     void frames(Snapshot& s, PickleWriter& pickle, int section, uint32_t stack);
     void segments(Snapshot& s, PickleWriter& pickle);
 

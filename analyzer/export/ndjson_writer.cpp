@@ -109,9 +109,9 @@ void NdjsonWriter::record(uint32_t process, const Record& r) {
         .num("seq", seq_)
         .num("tid", e.tid)
         .num("time_ns", e.time_ns)
-        .str("event", format::opName(e.op))
-        .str("api", format::apiName(e.api))
-        .str("kind", format::kindName(e.kind))
+        .name("event", format::opName(e.op))
+        .name("api", format::apiName(e.api))
+        .name("kind", format::kindName(e.kind))
         .num("device", e.device)
         .num("address", e.address)
         .num("size", e.size)
@@ -144,8 +144,8 @@ void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd ho
     const uint64_t end_seq = how == LifetimeEnd::ProcessEnd ? next_seq_ : seq_;
     row(l.charge.process)
         .num("address", l.address)
-        .str("kind", format::kindName(l.charge.kind))
-        .str("api", format::apiName(l.api))
+        .name("kind", format::kindName(l.charge.kind))
+        .name("api", format::apiName(l.api))
         .num("device", l.charge.device)
         .num("size", l.charge.bytes)
         .boolean("device_resident", l.charge.resident)
@@ -155,7 +155,7 @@ void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd ho
         .num("begin_ns", l.begin_ns)
         .num("end_seq", end_seq)
         .num("end_ns", time_ns)
-        .str("end_reason", endName(how))
+        .name("end_reason", endName(how))
         .num("end_stack_id", cause ? cause->stack_id : 0);
     allocations_.write(line_.text());
 }
@@ -207,7 +207,7 @@ void NdjsonWriter::writeStacks() {
                     line_.null("module_offset");
                 }
                 line_.num("address", frame.address)
-                    .str("language", frame.language == FrameLanguage::Python ? "python" : "native")
+                    .name("language", frame.language == FrameLanguage::Python ? "python" : "native")
                     .boolean("inlined", frame.inlined)
                     .boolean("hidden", hiddenFrame(frame));
                 out.write(line_.text());
@@ -260,7 +260,7 @@ void NdjsonWriter::finish(const Report* report) {
     for (const LeakSite& s : report->leaks) {
         siteRow(s.pid)
             .num("stack_id", s.stack_id)
-            .str("kind", format::kindName(s.kind))
+            .name("kind", format::kindName(s.kind))
             .str("api", s.api)
             .num("bytes", s.bytes)
             .num("allocations", s.allocations)

@@ -17,7 +17,12 @@ namespace {
 constexpr uint32_t kLaneTidBase = 1u << 30;
 constexpr uint32_t kPhaseTid = (1u << 30) - 1;
 constexpr uint64_t kFirstSyntheticPid = 1u << 30;
-constexpr size_t kMaxStackTexts = 1 << 16;
+constexpr size_t kMaxCachedTexts = 1 << 16;
+// Counter keys besides the kinds: a GPU's total; the "device" of memory not on a GPU.
+constexpr int kTotal = -1;
+constexpr int kHost = -2;
+// Frames in a slice's stack text: as many as a reader looks at; the report has them all.
+constexpr size_t kStackFrames = 16;
 
 size_t space(format::Kind kind) {
     return kind == format::Kind::Array ? 1 : kind == format::Kind::Vmm ? 2 : 0;
@@ -58,7 +63,8 @@ struct TraceEventWriter::Process {
         uint32_t lane;
     };
     std::unordered_map<uint64_t, Held> held[3];   // pointers, arrays, VMM handles
-    std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes; kind -1: total
+    std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes
+    std::map<std::pair<int, int>, std::string> counter_prefix;
     uint32_t next_lane_tid = kLaneTidBase;
     std::optional<std::pair<std::string, uint64_t>> phase; // the current one and its start
     bool phases_named = false;
@@ -165,12 +171,22 @@ TraceEventWriter::Thread& TraceEventWriter::thread(Process& p, uint32_t tid) {
     return it->second;
 }
 
-void TraceEventWriter::counter(Process& p, const std::string& name, uint64_t time_ns,
+void TraceEventWriter::counter(Process& p, int device, int kind, uint64_t time_ns,
                                uint64_t bytes) {
-    line_ += "{\"ph\":\"C\",\"name\":";
-    appendJsonString(line_, name);
-    line_ += ",\"pid\":";
-    appendInt(line_, p.pid);
+    // The event's first part depends on the process and the counter only: made once.
+    std::string& prefix = p.counter_prefix[{device, kind}];
+    if (prefix.empty()) {
+        const auto k = static_cast<format::Kind>(kind);
+        const std::string name = kind == kTotal  ? gpuName(device) + " live"
+                                 : device == kHost ? "host " + std::string(format::kindName(k)) + " live"
+                                                   : gpuName(device) + " live " +
+                                                         std::string(format::kindName(k));
+        prefix = "{\"ph\":\"C\",\"name\":";
+        appendJsonString(prefix, name);
+        prefix += ",\"pid\":";
+        appendInt(prefix, p.pid);
+    }
+    line_ += prefix;
     ts(line_, time_ns);
     line_ += ",\"args\":{\"bytes\":";
     appendInt(line_, bytes);
@@ -180,22 +196,32 @@ void TraceEventWriter::counter(Process& p, const std::string& name, uint64_t tim
 
 void TraceEventWriter::charge(const LifetimeInfo& l, uint64_t time_ns, bool add) {
     Process& p = process(l.charge.process);
-    const int device = l.charge.resident ? l.charge.device : -1;
+    const int device = l.charge.resident ? std::max(l.charge.device, -1) : kHost;
     const int kind = static_cast<int>(l.charge.kind);
     auto change = [&](uint64_t& v) {
         v = add ? v + l.charge.bytes : v - std::min(v, l.charge.bytes);
     };
     uint64_t& by_kind = p.live[{device, kind}];
     change(by_kind);
-    const std::string kind_name(format::kindName(l.charge.kind));
-    if (!l.charge.resident) {
-        counter(p, "host " + kind_name + " live", time_ns, by_kind);
-        return;
+    if (device != kHost) {
+        uint64_t& total = p.live[{device, kTotal}];
+        change(total);
+        counter(p, device, kTotal, time_ns, total);
     }
-    uint64_t& total = p.live[{device, -1}];
-    change(total);
-    counter(p, gpuName(device) + " live", time_ns, total);
-    counter(p, gpuName(device) + " live " + kind_name, time_ns, by_kind);
+    counter(p, device, kind, time_ns, by_kind);
+}
+
+const std::string& TraceEventWriter::sliceName(format::Api api, uint64_t bytes) {
+    const std::pair<int, uint64_t> key{static_cast<int>(api), bytes};
+    if (auto it = slice_names_.find(key); it != slice_names_.end()) {
+        return it->second;
+    }
+    if (slice_names_.size() >= kMaxCachedTexts) {
+        slice_names_.clear();
+    }
+    std::string name;
+    appendJsonString(name, std::string(format::apiName(api)) + " " + humanBytes(bytes, 1));
+    return slice_names_.emplace(key, std::move(name)).first->second;
 }
 
 const std::string& TraceEventWriter::stackText(uint32_t process, uint32_t stack) {
@@ -203,19 +229,16 @@ const std::string& TraceEventWriter::stackText(uint32_t process, uint32_t stack)
     if (auto it = stack_text_.find(key); it != stack_text_.end()) {
         return it->second;
     }
-    if (stack_text_.size() >= kMaxStackTexts) {
+    if (stack_text_.size() >= kMaxCachedTexts) {
         stack_text_.clear();
     }
     std::string text;
-    const Stack& frames = stacks_.frames(process, stack);
-    if (frames.empty()) {
-        text = "(no stack recorded)";
-    }
-    for (const Frame* f : shownFrames(frames, full_stacks_)) {
+    for (const FrameText& line :
+         gmt::analyzer::stackText(stacks_.frames(process, stack), {full_stacks_, kStackFrames})) {
         if (!text.empty()) {
             text += '\n';
         }
-        text += frameText(*f).str();
+        text += line.str();
     }
     std::string json;
     appendJsonString(json, text);
@@ -315,8 +338,7 @@ void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEn
     charge(l, time_ns, false);
 
     line_ += "{\"ph\":\"X\",\"cat\":\"allocation\",\"name\":";
-    appendJsonString(line_,
-                     std::string(format::apiName(l.api)) + " " + humanBytes(l.charge.bytes, 1));
+    line_ += sliceName(l.api, l.charge.bytes);
     line_ += ",\"pid\":";
     appendInt(line_, p.pid);
     line_ += ",\"tid\":";

@@ -53,7 +53,8 @@ class TraceEventWriter final : public ExportWriter {
     Thread& thread(Process& p, uint32_t tid);
     void event(std::string& line); // one event, with its separator
     void ts(std::string& line, uint64_t time_ns);
-    void counter(Process& p, const std::string& name, uint64_t time_ns, uint64_t bytes);
+    void counter(Process& p, int device, int kind, uint64_t time_ns, uint64_t bytes);
+    const std::string& sliceName(format::Api api, uint64_t bytes); // as JSON, cached
     void charge(const LifetimeInfo& l, uint64_t time_ns, bool add);
     const std::string& stackText(uint32_t process, uint32_t stack);
     void closePhase(Process& p, uint64_t time_ns);
@@ -68,6 +69,7 @@ class TraceEventWriter final : public ExportWriter {
     bool first_ = true;
     std::vector<std::unique_ptr<Process>> processes_;
     std::unordered_map<uint64_t, std::string> stack_text_; // process << 32 | stack, bounded
+    std::map<std::pair<int, uint64_t>, std::string> slice_names_; // (API, bytes), bounded
     std::string line_;
 };
 
