@@ -41,6 +41,14 @@ const queries = {
     SELECT s.frame, s.function, s.file, s.line
     FROM stacks s JOIN top USING (process, stack_id)
     ORDER BY s.frame`,
+  // docs/export.md's first query, as shown there.
+  docs_leaks: `
+    SELECT a.pid, a.stack_id, sum(a.size) AS leaked_bytes, count(*) AS allocations, any_value(s.function) AS function
+    FROM allocations a LEFT JOIN stacks s ON s.process = a.process AND s.stack_id = a.stack_id AND s.frame = 0
+    WHERE a.end_reason IN ('process_end', 'teardown')
+    GROUP BY a.pid, a.stack_id ORDER BY leaked_bytes DESC`,
+  docs_failures: `
+    SELECT rank, api, count(*) AS failures FROM events WHERE event = 'alloc' AND result <> 0 GROUP BY ALL`,
   counts: `
     SELECT
       (SELECT count(*) FROM allocations) AS allocations,
@@ -67,4 +75,9 @@ for (const [name, sql] of Object.entries(queries)) {
     Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
   out[name] = name === 'counts' ? rows[0] : rows;
 }
+// The Parquet conversion docs/export.md shows, read back.
+await connection.run(`COPY events TO 'events.parquet' (FORMAT parquet)`);
+const parquet = await connection.runAndReadAll(
+  `SELECT count(*) AS n FROM read_parquet('events.parquet')`);
+out.parquet_events = Number(parquet.getRowObjects()[0].n);
 process.stdout.write(JSON.stringify(out));

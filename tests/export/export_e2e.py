@@ -462,6 +462,13 @@ def check_ndjson(traces, rep):
     expect_eq(q["counts"]["allocations"], rep["summary"]["allocations"], "allocation rows")
     expect_eq(q["counts"]["failed"], rep["summary"]["failed_allocations"], "failed allocations")
     expect_eq(q["counts"]["events"], sum(p["events"] for p in rep["processes"]), "event rows")
+    expect_eq(q["parquet_events"], q["counts"]["events"], "events converted to Parquet")
+    docs = collections.Counter()
+    for r in q["docs_leaks"]:
+        docs[(r["pid"], r["stack_id"])] += r["leaked_bytes"]
+    expect_eq(dict(docs), dict(want), "docs/export.md's leak query")
+    expect_eq(sum(r["failures"] for r in q["docs_failures"]), rep["summary"]["failed_allocations"],
+              "docs/export.md's failure query")
     expect(q["counts"]["frames"] > 0 and q["counts"]["unjoined_stacks"] == 0,
            "every allocation's stack is in the stacks table: %r" % q["counts"])
     return q
