@@ -21,6 +21,20 @@ std::string_view errorTypeName(ErrorType t) {
     return "unknown";
 }
 
+std::string_view lifetimeEndName(LifetimeEnd how) {
+    switch (how) {
+    case LifetimeEnd::Freed:
+        return "freed";
+    case LifetimeEnd::Teardown:
+        return "teardown";
+    case LifetimeEnd::Replaced:
+        return "replaced";
+    case LifetimeEnd::ProcessEnd:
+        return "process_end";
+    }
+    return "freed";
+}
+
 namespace {
 
 // Which allocation families a call belongs to; a free must match its allocation's.

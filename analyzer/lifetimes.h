@@ -121,6 +121,9 @@ enum class LifetimeEnd : uint8_t {
     Replaced,   // an allocation was made over it: its free was not recorded
     ProcessEnd, // still held when its process ended (a leak)
 };
+// "freed", "teardown", "replaced", "process_end": how views name a lifetime's end.
+std::string_view lifetimeEndName(LifetimeEnd how);
+
 class LifetimeObserver {
   public:
     virtual ~LifetimeObserver() = default;

@@ -13,6 +13,14 @@
 
 namespace gmt::analyzer {
 
+// Pointers, array handles and VMM handle values are separate name spaces: the same number
+// may be live in two of them. Writers that key live allocations by address key them by
+// (space, address).
+inline constexpr size_t kAddressSpaces = 3;
+inline size_t addressSpace(format::Kind kind) {
+    return kind == format::Kind::Array ? 1 : kind == format::Kind::Vmm ? 2 : 0;
+}
+
 class ExportWriter : public LifetimeObserver {
   public:
     virtual void record(uint32_t /*process*/, const Record& /*record*/) {}

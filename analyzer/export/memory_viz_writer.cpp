@@ -115,8 +115,7 @@ MemoryVizWriter::Section& MemoryVizWriter::section(Snapshot& s, int device) {
     return *s.sections.emplace(device, std::move(sec)).first->second;
 }
 
-void MemoryVizWriter::string(Snapshot& s, PickleWriter& pickle, int section,
-                             const char* text) {
+void MemoryVizWriter::string(Snapshot& s, PickleWriter& pickle, int section, const char* text) {
     auto it = s.strings.find(text);
     if (it != s.strings.end() && it->second.section <= section) {
         pickle.get(it->second.index);

@@ -9,26 +9,6 @@ namespace gmt::analyzer {
 
 namespace {
 
-constexpr size_t kSpaces = 3; // pointers, arrays, VMM handles: their addresses may repeat
-
-size_t space(format::Kind kind) {
-    return kind == format::Kind::Array ? 1 : kind == format::Kind::Vmm ? 2 : 0;
-}
-
-const char* endName(LifetimeEnd how) {
-    switch (how) {
-    case LifetimeEnd::Freed:
-        return "freed";
-    case LifetimeEnd::Teardown:
-        return "teardown";
-    case LifetimeEnd::Replaced:
-        return "replaced";
-    case LifetimeEnd::ProcessEnd:
-        return "process_end";
-    }
-    return "freed";
-}
-
 std::string path(const std::string& directory, const char* name) {
     return directory + "/" + name;
 }
@@ -123,7 +103,7 @@ void NdjsonWriter::record(uint32_t process, const Record& r) {
 }
 
 void NdjsonWriter::began(const LifetimeInfo& l, const format::Event& e) {
-    const size_t at = l.charge.process * kSpaces + space(l.charge.kind);
+    const size_t at = l.charge.process * kAddressSpaces + addressSpace(l.charge.kind);
     if (begun_.size() <= at) {
         begun_.resize(at + 1);
     }
@@ -132,7 +112,7 @@ void NdjsonWriter::began(const LifetimeInfo& l, const format::Event& e) {
 
 void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how,
                          const format::Event* cause) {
-    const size_t at = l.charge.process * kSpaces + space(l.charge.kind);
+    const size_t at = l.charge.process * kAddressSpaces + addressSpace(l.charge.kind);
     Begun begun{0, 0};
     if (at < begun_.size()) {
         if (auto it = begun_[at].find(l.address); it != begun_[at].end()) {
@@ -155,7 +135,7 @@ void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd ho
         .num("begin_ns", l.begin_ns)
         .num("end_seq", end_seq)
         .num("end_ns", time_ns)
-        .name("end_reason", endName(how))
+        .name("end_reason", lifetimeEndName(how))
         .num("end_stack_id", cause ? cause->stack_id : 0);
     allocations_.write(line_.text());
 }

@@ -24,24 +24,6 @@ constexpr int kHost = -2;
 // Frames in a slice's stack text: as many as a reader looks at; the report has them all.
 constexpr size_t kStackFrames = 16;
 
-size_t space(format::Kind kind) {
-    return kind == format::Kind::Array ? 1 : kind == format::Kind::Vmm ? 2 : 0;
-}
-
-const char* endName(LifetimeEnd how) {
-    switch (how) {
-    case LifetimeEnd::Freed:
-        return "freed";
-    case LifetimeEnd::Teardown:
-        return "teardown";
-    case LifetimeEnd::Replaced:
-        return "replaced";
-    case LifetimeEnd::ProcessEnd:
-        return "process_end";
-    }
-    return "freed";
-}
-
 std::string gpuName(int device) {
     return device >= 0 ? "GPU " + std::to_string(device) : std::string("GPU ?");
 }
@@ -62,7 +44,7 @@ struct TraceEventWriter::Process {
         uint32_t tid;
         uint32_t lane;
     };
-    std::unordered_map<uint64_t, Held> held[3];   // pointers, arrays, VMM handles
+    std::unordered_map<uint64_t, Held> held[kAddressSpaces];
     std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes
     std::map<std::pair<int, int>, std::string> counter_prefix;
     uint32_t next_lane_tid = kLaneTidBase;
@@ -171,16 +153,15 @@ TraceEventWriter::Thread& TraceEventWriter::thread(Process& p, uint32_t tid) {
     return it->second;
 }
 
-void TraceEventWriter::counter(Process& p, int device, int kind, uint64_t time_ns,
-                               uint64_t bytes) {
+void TraceEventWriter::counter(Process& p, int device, int kind, uint64_t time_ns, uint64_t bytes) {
     // The event's first part depends on the process and the counter only: made once.
     std::string& prefix = p.counter_prefix[{device, kind}];
     if (prefix.empty()) {
         const auto k = static_cast<format::Kind>(kind);
-        const std::string name = kind == kTotal  ? gpuName(device) + " live"
-                                 : device == kHost ? "host " + std::string(format::kindName(k)) + " live"
-                                                   : gpuName(device) + " live " +
-                                                         std::string(format::kindName(k));
+        const std::string name =
+            kind == kTotal    ? gpuName(device) + " live"
+            : device == kHost ? "host " + std::string(format::kindName(k)) + " live"
+                              : gpuName(device) + " live " + std::string(format::kindName(k));
         prefix = "{\"ph\":\"C\",\"name\":";
         appendJsonString(prefix, name);
         prefix += ",\"pid\":";
@@ -319,14 +300,14 @@ void TraceEventWriter::began(const LifetimeInfo& l, const format::Event& e) {
                      (int64_t{t.order} << 16) + std::min<uint32_t>(lane, 0xffff));
         }
     }
-    p.held[space(l.charge.kind)][l.address] = Process::Held{e.tid, lane};
+    p.held[addressSpace(l.charge.kind)][l.address] = Process::Held{e.tid, lane};
     charge(l, e.time_ns, true);
 }
 
 void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how,
                              const format::Event*) {
     Process& p = process(l.charge.process);
-    auto& held = p.held[space(l.charge.kind)];
+    auto& held = p.held[addressSpace(l.charge.kind)];
     auto it = held.find(l.address);
     if (it == held.end()) {
         return;
@@ -355,7 +336,7 @@ void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEn
     line_ += "\",\"device\":";
     appendInt(line_, l.charge.device);
     line_ += ",\"end\":\"";
-    line_ += endName(how);
+    line_ += lifetimeEndName(how);
     line_ += "\",\"stack\":";
     line_ += stackText(l.charge.process, l.charge.stack);
     line_ += "}}";

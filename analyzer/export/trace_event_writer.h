@@ -68,7 +68,7 @@ class TraceEventWriter final : public ExportWriter {
     std::optional<uint64_t> origin_ns_;
     bool first_ = true;
     std::vector<std::unique_ptr<Process>> processes_;
-    std::unordered_map<uint64_t, std::string> stack_text_; // process << 32 | stack, bounded
+    std::unordered_map<uint64_t, std::string> stack_text_;        // process << 32 | stack, bounded
     std::map<std::pair<int, uint64_t>, std::string> slice_names_; // (API, bytes), bounded
     std::string line_;
 };
