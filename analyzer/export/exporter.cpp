@@ -5,6 +5,7 @@
 #include "text_safety.h"
 #include "trace_analysis.h"
 #include "trace_event_writer.h"
+#include "trace_reader.h"
 
 #include <filesystem>
 #include <limits>
@@ -86,6 +87,10 @@ std::vector<std::string> memoryVizOutputs(const std::vector<std::string>& traces
 }
 
 void exportTraces(const std::vector<std::string>& traces, const ExportOptions& options) {
+    // An unreadable trace fails the command before any output file is created.
+    for (const std::string& trace : traces) {
+        TraceReader check(trace);
+    }
     Analysis analysis;
     std::unique_ptr<ExportWriter> writer = makeWriter(analysis, traces, options);
     analysis.setLifetimeObserver(writer.get());

@@ -554,6 +554,9 @@ def test_usage():
     with open(garbage, "wb") as f:
         f.write(b"\x00" * 5000)
     one_line_error(gmt("export", "--format", "folded", garbage))
+    one_line_error(gmt("export", "--format", "perfetto", "-o", "never.json", traces[0], garbage))
+    expect(not os.path.exists(os.path.join(ARGS.workdir, "never.json")),
+           "no output file is left when a trace cannot be read")
 
 
 def main():
