@@ -522,6 +522,48 @@ def test_speedscope_chromium():
            "speedscope names the tracks as the export does: %r" % seen["trace"]["toolbar"])
 
 
+# ----- streaming ------------------------------------------------------------------------
+
+def max_rss_kib(args):
+    """Runs args (output discarded); returns its exit status and its own peak RSS."""
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         cwd=ARGS.workdir)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, p.stderr.read().decode(errors="replace"), usage.ru_maxrss
+
+
+def test_streaming_memory():
+    """Three times the events, the same memory: nothing an export keeps grows with the trace
+    (the traces hold a constant live set; docs/performance.md has 20 M and 100 M events).
+    Below about 2 M events the buffers and the analysis's bounded tables are still filling,
+    so both sizes are above that; 4 MiB is less than one byte per added event."""
+    if not ARGS.gen_trace or not os.path.exists(ARGS.gen_trace):
+        raise Skip("gen_trace not built (benchmarks off)")
+    sizes = [3_000_000, 9_000_000]
+    for n in sizes:
+        r = run([ARGS.gen_trace, os.path.join(ARGS.workdir, "t%d.gmtrace" % n), str(n), "64"],
+                text=True)
+        expect(r.returncode == 0, "gen_trace", r)
+    # The tables go to /dev/null too: the disk is not what is measured.
+    tables = os.path.join(ARGS.workdir, "null-tables")
+    os.makedirs(tables)
+    for t in ("events", "allocations", "stacks", "processes", "devices", "leaks", "peak"):
+        os.symlink("/dev/null", os.path.join(tables, t + ".ndjson"))
+    os.symlink("/dev/null", os.path.join(tables, "schema.sql"))
+    for fmt, out in (("memory-viz", "/dev/null"), ("perfetto", "/dev/null"),
+                     ("folded", "/dev/null"), ("ndjson", tables)):
+        rss = []
+        for n in sizes:
+            code, err, kib = max_rss_kib([ARGS.gpumemtrace, "export", "--no-symbols", "--format",
+                                          fmt, "-o", out, "t%d.gmtrace" % n])
+            expect(code == 0, "export %s of %d events: %s" % (fmt, n, err))
+            rss.append(kib)
+        expect(rss[1] <= rss[0] + 4096,
+               "%s: max RSS %d KiB at %d events, %d KiB at %d" % (fmt, rss[0], sizes[0], rss[1],
+                                                                   sizes[1]))
+
+
 # ----- usage -----------------------------------------------------------------------------
 
 def one_line_error(r, code=2):
@@ -568,6 +610,7 @@ def main():
     parser.add_argument("--node", default="")
     parser.add_argument("--node-modules", default="")
     parser.add_argument("--chromium", default="")
+    parser.add_argument("--gen-trace", default="")
     ARGS = parser.parse_args()
     ARGS.workdir = os.path.join(ARGS.workdir, ARGS.case)
     shutil.rmtree(ARGS.workdir, ignore_errors=True)
