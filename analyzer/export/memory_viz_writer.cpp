@@ -55,10 +55,11 @@ struct MemoryVizWriter::Snapshot {
     uint32_t process = 0;
     std::map<int, std::unique_ptr<Section>> sections;
     uint32_t next_memo = 0;
-    // Keyed by the literal's address: every string interned here is one of this file's literals.
-    std::unordered_map<const char*, Memo> strings;
-    std::unordered_map<uint32_t, Memo> frames;
-    std::unordered_map<uint64_t, uint64_t> streams; // live allocation -> its stream
+    // Keyed by the literal's address: every string interned here is one of this file's
+    // literals, so the same address is the same text.
+    FlatMap<Memo> strings;
+    FlatMap<Memo> frames;      // by stack id
+    FlatMap<uint64_t> streams; // live allocation -> its stream
     struct Held {
         int device;
         uint64_t address;
@@ -116,21 +117,19 @@ MemoryVizWriter::Section& MemoryVizWriter::section(Snapshot& s, int device) {
 }
 
 void MemoryVizWriter::string(Snapshot& s, PickleWriter& pickle, int section, const char* text) {
-    auto it = s.strings.find(text);
-    if (it != s.strings.end() && it->second.section <= section) {
-        pickle.get(it->second.index);
+    auto [memo, inserted] = s.strings.tryEmplace(reinterpret_cast<uintptr_t>(text));
+    if (!inserted && memo->section <= section) {
+        pickle.get(memo->index);
         return;
     }
     pickle.string(text);
-    const Memo memo{section, s.next_memo++};
-    pickle.put(memo.index);
-    s.strings[text] = memo;
+    *memo = Memo{section, s.next_memo++};
+    pickle.put(memo->index);
 }
 
 void MemoryVizWriter::frames(Snapshot& s, PickleWriter& pickle, int section, uint32_t stack) {
-    auto it = s.frames.find(stack);
-    if (it != s.frames.end() && it->second.section <= section) {
-        pickle.get(it->second.index);
+    if (const Memo* memo = s.frames.find(stack); memo && memo->section <= section) {
+        pickle.get(memo->index);
         return;
     }
     const Stack& frames = stacks_.frames(s.process, stack);
@@ -151,7 +150,7 @@ void MemoryVizWriter::frames(Snapshot& s, PickleWriter& pickle, int section, uin
     items.end();
     const Memo memo{section, s.next_memo++};
     pickle.put(memo.index);
-    s.frames[stack] = memo;
+    *s.frames.tryEmplace(stack).first = memo;
 }
 
 void MemoryVizWriter::entry(Snapshot& s, Section& sec, const Entry& e) {
@@ -210,7 +209,7 @@ void MemoryVizWriter::began(const LifetimeInfo& l, const format::Event& e) {
     }
     Snapshot& s = snapshot(l.charge.process);
     Section& sec = section(s, l.charge.device);
-    s.streams[l.address] = e.stream;
+    *s.streams.tryEmplace(l.address).first = e.stream;
     const uint64_t size = l.charge.bytes;
     entry(s, sec, Entry{"segment_alloc", l.address, size, e.stream, e.time_ns, e.stack_id, {}});
     entry(s, sec, Entry{"alloc", l.address, size, e.stream, e.time_ns, e.stack_id, {}});
@@ -223,9 +222,9 @@ void MemoryVizWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd
     }
     Snapshot& s = snapshot(l.charge.process);
     uint64_t stream = 0;
-    if (auto it = s.streams.find(l.address); it != s.streams.end()) {
-        stream = it->second;
-        s.streams.erase(it);
+    if (const uint64_t* found = s.streams.find(l.address)) {
+        stream = *found;
+        s.streams.erase(l.address);
     }
     const uint64_t size = l.charge.bytes;
     if (how == LifetimeEnd::ProcessEnd) {

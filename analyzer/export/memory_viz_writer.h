@@ -16,6 +16,7 @@
 
 #include "analysis.h"
 #include "export_writer.h"
+#include "flat_map.h"
 #include "output_file.h"
 #include "pickle_writer.h"
 #include "stack_cache.h"

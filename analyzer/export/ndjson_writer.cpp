@@ -107,7 +107,7 @@ void NdjsonWriter::began(const LifetimeInfo& l, const format::Event& e) {
     if (begun_.size() <= at) {
         begun_.resize(at + 1);
     }
-    begun_[at][l.address] = Begun{seq_, e.tid};
+    *begun_[at].tryEmplace(l.address).first = Begun{seq_, e.tid};
 }
 
 void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how,
@@ -115,9 +115,9 @@ void NdjsonWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd ho
     const size_t at = l.charge.process * kAddressSpaces + addressSpace(l.charge.kind);
     Begun begun{0, 0};
     if (at < begun_.size()) {
-        if (auto it = begun_[at].find(l.address); it != begun_[at].end()) {
-            begun = it->second;
-            begun_[at].erase(it);
+        if (const Begun* found = begun_[at].find(l.address)) {
+            begun = *found;
+            begun_[at].erase(l.address);
         }
     }
     // A process ends between events: its end comes before the next event in the order.

@@ -17,6 +17,7 @@
 
 #include "analysis.h"
 #include "export_writer.h"
+#include "flat_map.h"
 #include "json_text.h"
 #include "output_file.h"
 
@@ -59,7 +60,7 @@ class NdjsonWriter final : public ExportWriter {
     uint64_t next_seq_ = 0; // the seq of the next event
     uint64_t seq_ = 0;      // of the event being analysed
     // (process, space) -> address -> when it began; the live allocations only.
-    std::vector<std::unordered_map<uint64_t, Begun>> begun_;
+    std::vector<FlatMap<Begun>> begun_;
 };
 
 } // namespace gmt::analyzer

@@ -20,7 +20,6 @@ namespace {
 } // namespace
 
 OutputFile::OutputFile(const std::string& path) : name_(path) {
-    buffer_.reserve(kBufferSize);
     if (path == "-") {
         fd_ = STDOUT_FILENO;
         name_ = "standard output";
@@ -36,7 +35,6 @@ OutputFile::OutputFile(const std::string& path) : name_(path) {
 OutputFile OutputFile::scratch(const std::string& directory) {
     OutputFile f;
     f.name_ = "a scratch file in " + directory;
-    f.buffer_.reserve(kBufferSize);
     // O_TMPFILE: no name ever exists, so nothing is left behind by a crash. Not every file
     // system has it; a named file removed at once is the same for everyone else.
     f.fd_ = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -54,7 +52,7 @@ OutputFile OutputFile::scratch(const std::string& directory) {
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : fd_(other.fd_), owned_(other.owned_), name_(std::move(other.name_)),
-      buffer_(std::move(other.buffer_)), written_(other.written_) {
+      buffer_(std::move(other.buffer_)), used_(other.used_), written_(other.written_) {
     other.fd_ = -1;
     other.owned_ = false;
 }
@@ -80,9 +78,9 @@ void OutputFile::writeAll(std::string_view bytes) {
 }
 
 void OutputFile::flushBuffer() {
-    if (!buffer_.empty()) {
-        writeAll(buffer_);
-        buffer_.clear();
+    if (used_ > 0) {
+        writeAll(std::string_view(buffer_.get(), used_));
+        used_ = 0;
     }
 }
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -28,27 +30,29 @@ class OutputFile {
     OutputFile& operator=(OutputFile&&) = delete;
     ~OutputFile();
 
+    // Inline and branch-light: a snapshot or a JSON event is written a few bytes at a time.
     void write(std::string_view bytes) {
-        if (buffer_.size() + bytes.size() > kBufferSize) {
+        if (used_ + bytes.size() > kBufferSize) [[unlikely]] {
             flushBuffer();
+            if (bytes.size() >= kBufferSize) {
+                writeAll(bytes);
+                return;
+            }
         }
-        if (bytes.size() >= kBufferSize) {
-            writeAll(bytes);
-        } else {
-            buffer_.append(bytes);
-        }
+        std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());
+        used_ += bytes.size();
     }
     void put(char c) {
-        if (buffer_.size() + 1 > kBufferSize) {
+        if (used_ == kBufferSize) [[unlikely]] {
             flushBuffer();
         }
-        buffer_.push_back(c);
+        buffer_[used_++] = c;
     }
     // Everything written reaches the file; throws when it cannot.
     void close();
     // Appends a scratch file's whole content (and closes it).
     void append(OutputFile& scratch);
-    uint64_t bytesWritten() const { return written_ + buffer_.size(); }
+    uint64_t bytesWritten() const { return written_ + used_; }
     const std::string& name() const { return name_; }
 
   private:
@@ -60,7 +64,8 @@ class OutputFile {
     int fd_ = -1;
     bool owned_ = false;
     std::string name_;
-    std::string buffer_;
+    std::unique_ptr<char[]> buffer_ = std::make_unique<char[]>(kBufferSize);
+    size_t used_ = 0;
     uint64_t written_ = 0;
 };
 

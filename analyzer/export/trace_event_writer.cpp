@@ -1,10 +1,10 @@
 #include "trace_event_writer.h"
 
 #include "cuda_errors.h"
+#include "flat_map.h"
 #include "frame_text.h"
 #include "human_bytes.h"
 #include "json_text.h"
-#include "record_json.h"
 
 #include <algorithm>
 
@@ -44,13 +44,15 @@ struct TraceEventWriter::Process {
         uint32_t tid;
         uint32_t lane;
     };
-    std::unordered_map<uint64_t, Held> held[kAddressSpaces];
+    FlatMap<Held> held[kAddressSpaces];
     std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes
     std::map<std::pair<int, int>, std::string> counter_prefix;
     uint32_t next_lane_tid = kLaneTidBase;
     std::optional<std::pair<std::string, uint64_t>> phase; // the current one and its start
     bool phases_named = false;
     uint32_t last_tid = 0;
+    uint32_t recent_tid = 0;
+    Thread* recent_thread = nullptr; // threads' nodes never move
 };
 
 TraceEventWriter::TraceEventWriter(const Analysis& analysis, const std::string& output,
@@ -143,7 +145,12 @@ TraceEventWriter::Process& TraceEventWriter::process(uint32_t index) {
 }
 
 TraceEventWriter::Thread& TraceEventWriter::thread(Process& p, uint32_t tid) {
+    if (p.recent_thread && p.recent_tid == tid) {
+        return *p.recent_thread; // most events come from the thread of the previous one
+    }
     auto [it, inserted] = p.threads.try_emplace(tid);
+    p.recent_tid = tid;
+    p.recent_thread = &it->second;
     if (inserted) {
         it->second.order = static_cast<uint32_t>(p.threads.size() - 1);
         it->second.lane_tids.push_back(tid);
@@ -300,7 +307,7 @@ void TraceEventWriter::began(const LifetimeInfo& l, const format::Event& e) {
                      (int64_t{t.order} << 16) + std::min<uint32_t>(lane, 0xffff));
         }
     }
-    p.held[addressSpace(l.charge.kind)][l.address] = Process::Held{e.tid, lane};
+    *p.held[addressSpace(l.charge.kind)].tryEmplace(l.address).first = Process::Held{e.tid, lane};
     charge(l, e.time_ns, true);
 }
 
@@ -308,12 +315,12 @@ void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEn
                              const format::Event*) {
     Process& p = process(l.charge.process);
     auto& held = p.held[addressSpace(l.charge.kind)];
-    auto it = held.find(l.address);
-    if (it == held.end()) {
+    const Process::Held* found = held.find(l.address);
+    if (!found) {
         return;
     }
-    const Process::Held h = it->second;
-    held.erase(it);
+    const Process::Held h = *found;
+    held.erase(l.address);
     Thread& t = p.threads.at(h.tid);
     t.ending.emplace_back(time_ns, h.lane);
     charge(l, time_ns, false);
@@ -328,7 +335,7 @@ void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEn
     line_ += ",\"dur\":";
     appendMicroseconds(line_, time_ns > l.begin_ns ? time_ns - l.begin_ns : 0);
     line_ += ",\"args\":{\"address\":\"";
-    line_ += hex(l.address);
+    appendHex(line_, l.address);
     line_ += "\",\"size\":";
     appendInt(line_, l.charge.bytes);
     line_ += ",\"kind\":\"";
@@ -354,7 +361,7 @@ void TraceEventWriter::freeError(uint32_t index, const FreeError& error) {
     appendInt(line_, p.last_tid);
     ts(line_, error.time_ns);
     line_ += ",\"args\":{\"address\":\"";
-    line_ += hex(error.address);
+    appendHex(line_, error.address);
     line_ += "\",\"detail\":";
     appendJsonString(line_, error.detail);
     line_ += ",\"tid\":";
