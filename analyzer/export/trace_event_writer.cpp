@@ -165,10 +165,18 @@ void TraceEventWriter::counter(Process& p, int device, int kind, uint64_t time_n
     std::string& prefix = p.counter_prefix[{device, kind}];
     if (prefix.empty()) {
         const auto k = static_cast<format::Kind>(kind);
-        const std::string name =
-            kind == kTotal    ? gpuName(device) + " live"
-            : device == kHost ? "host " + std::string(format::kindName(k)) + " live"
-                              : gpuName(device) + " live " + std::string(format::kindName(k));
+        const std::string kind_name(format::kindName(k));
+        std::string name;
+        if (kind == kTotal) {
+            name = gpuName(device) + " live";
+        } else if (device != kHost) {
+            name = gpuName(device) + " live " + kind_name;
+        } else {
+            // Not on a GPU: pinned host memory, host-located VMM handles.
+            name =
+                (k == format::Kind::HostPinned ? std::string("pinned host") : "host " + kind_name) +
+                " live";
+        }
         prefix = "{\"ph\":\"C\",\"name\":";
         appendJsonString(prefix, name);
         prefix += ",\"pid\":";

@@ -2,8 +2,8 @@
 // chrome://tracing load. Per process (pid, named after its command and rank):
 //
 // - counters of live bytes: "GPU N live" (the GPU's device-resident bytes, what the
-//   report's peak counts) and "GPU N live KIND" per kind, "host KIND live" for memory that
-//   is not on a GPU (pinned host, host-located VMM); one value per change, in time order;
+//   report's peak counts) and "GPU N live KIND" per kind, "pinned host live" and "host vmm
+//   live" for memory that is not on a GPU; one value per change, in time order;
 // - one complete ("X") slice per allocation lifetime, named "API size", with its address,
 //   kind, device, how it ended and its stack as text in args. Lifetimes overlap, and
 //   slices on one track must nest, so each thread's allocations are laid out on lanes:

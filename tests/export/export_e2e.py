@@ -379,7 +379,7 @@ def test_perfetto():
     doc0, events0 = check_perfetto(traces[:1], rep0)
     counter_names = {e["name"] for e in events0 if e["ph"] == "C"}
     for name in ("GPU 0 live", "GPU 0 live device", "GPU 0 live pool", "GPU 0 live managed",
-                 "GPU 0 live array", "GPU 0 live vmm", "GPU 1 live", "host host_pinned live"):
+                 "GPU 0 live array", "GPU 0 live vmm", "GPU 1 live", "pinned host live"):
         expect(name in counter_names, "counter %r in %r" % (name, sorted(counter_names)))
 
 
