@@ -25,6 +25,11 @@ struct ReadStatus {
     uint64_t log_end_offset = 0;  // where the valid log ends
     bool stopped_early = false;   // the log ended in a torn or corrupt frame
     std::string stop_reason;      // why, when stopped_early
+    bool log_failed = false;      // the recorder could not write its log (prologue flag)
+    uint64_t in_flight = 0;       // calls not returned when the trace ended (last trailer's)
+
+    // Why the trace is not complete, in words ("" when it is).
+    std::string incompleteReason() const;
 };
 
 class TraceReader {
