@@ -90,27 +90,30 @@ void TraceEventWriter::ts(std::string& line, uint64_t time_ns) {
 
 void TraceEventWriter::metadata(uint64_t pid, std::optional<uint64_t> tid, const char* what,
                                 const std::string& name, std::optional<int64_t> sort_index) {
-    line_ += "{\"ph\":\"M\",\"name\":\"";
-    line_ += what;
-    line_ += "_name\",\"pid\":";
-    appendInt(line_, pid);
-    line_ += ",\"tid\":";
-    appendInt(line_, tid.value_or(0));
-    line_ += ",\"args\":{\"name\":";
-    appendJsonString(line_, name);
-    line_ += "}}";
-    event(line_);
-    if (sort_index) {
+    // {"ph":"M","name":"process_name","pid":..,"tid":..,"args":{"name":..}}, and the same
+    // for WHAT_sort_index.
+    auto one = [&](const char* suffix, const char* arg, const std::string& value_json) {
         line_ += "{\"ph\":\"M\",\"name\":\"";
         line_ += what;
-        line_ += "_sort_index\",\"pid\":";
+        line_ += suffix;
+        line_ += "\",\"pid\":";
         appendInt(line_, pid);
         line_ += ",\"tid\":";
         appendInt(line_, tid.value_or(0));
-        line_ += ",\"args\":{\"sort_index\":";
-        appendInt(line_, *sort_index);
+        line_ += ",\"args\":{\"";
+        line_ += arg;
+        line_ += "\":";
+        line_ += value_json;
         line_ += "}}";
         event(line_);
+    };
+    std::string value;
+    appendJsonString(value, name);
+    one("_name", "name", value);
+    if (sort_index) {
+        value.clear();
+        appendInt(value, *sort_index);
+        one("_sort_index", "sort_index", value);
     }
 }
 
