@@ -65,9 +65,17 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     p->prologue = prologue;
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    p->lifetimes->setObserver(lifetime_observer_);
     p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed);
     processes_.push_back(std::move(p));
     return index;
+}
+
+void Analysis::setLifetimeObserver(LifetimeObserver* observer) {
+    lifetime_observer_ = observer;
+    for (auto& p : processes_) {
+        p->lifetimes->setObserver(observer);
+    }
 }
 
 void Analysis::onRecord(uint32_t process, const Record& r) {

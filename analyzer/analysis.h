@@ -84,6 +84,9 @@ class Analysis {
 
     uint32_t addProcess(const std::string& trace_file, const format::Prologue& prologue);
     void onRecord(uint32_t process, const Record& record);
+    // Tells `observer` (may be null) of every counted allocation's lifetime, in every
+    // process added before or after.
+    void setLifetimeObserver(LifetimeObserver* observer);
     // The process ended (its trace is read to the end): call it at the process's
     // endTime() in time order with the other processes' events, so that the memory of
     // processes that ran one after another is never counted together.
@@ -114,6 +117,7 @@ class Analysis {
     std::vector<FragmentationEntry> failure_fragmentation_;
     uint64_t events_ = 0;
     uint64_t events_at_last_measure_ = 0;
+    LifetimeObserver* lifetime_observer_ = nullptr;
 };
 
 } // namespace gmt::analyzer

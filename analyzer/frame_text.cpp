@@ -38,6 +38,18 @@ bool hiddenFrame(const Frame& f) {
            f.function == "_start";
 }
 
+std::vector<const Frame*> shownFrames(const Stack& stack, bool full) {
+    full = full || std::all_of(stack.begin(), stack.end(), hiddenFrame);
+    std::vector<const Frame*> shown;
+    shown.reserve(stack.size());
+    for (const Frame& f : stack) {
+        if (full || !hiddenFrame(f)) {
+            shown.push_back(&f);
+        }
+    }
+    return shown;
+}
+
 FrameText frameText(const Frame& f) {
     FrameText t;
     t.what = f.function.empty() ? moduleOffset(f) : f.function;

@@ -36,6 +36,10 @@ struct FrameText {
 
 bool hiddenFrame(const Frame& frame);
 
+// The frames a view shows, innermost first: all of them with `full`, else those not
+// hidden (all of them again when every frame is hidden).
+std::vector<const Frame*> shownFrames(const Stack& stack, bool full);
+
 FrameText frameText(const Frame& frame);
 
 // The lines for one stack: its shown frames, then a line saying how many more there

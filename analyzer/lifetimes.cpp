@@ -21,6 +21,20 @@ std::string_view errorTypeName(ErrorType t) {
     return "unknown";
 }
 
+std::string_view lifetimeEndName(LifetimeEnd how) {
+    switch (how) {
+    case LifetimeEnd::Freed:
+        return "freed";
+    case LifetimeEnd::Teardown:
+        return "teardown";
+    case LifetimeEnd::Replaced:
+        return "replaced";
+    case LifetimeEnd::ProcessEnd:
+        return "process_end";
+    }
+    return "freed";
+}
+
 namespace {
 
 // Which allocation families a call belongs to; a free must match its allocation's.
@@ -172,11 +186,14 @@ uint64_t Lifetimes::liveDeviceBytes(int device) const {
 void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
                       std::string detail) {
     ++counters_.errors;
-    if (errors_.size() >= max_errors_) {
-        return;
+    FreeError error{type,        e.api,     e.address, e.time_ns,        e.stack_id,
+                    alloc_stack, alloc_api, e.result,  std::move(detail)};
+    if (observer_) {
+        observer_->freeError(process_, error);
     }
-    errors_.push_back(FreeError{type, e.api, e.address, e.time_ns, e.stack_id, alloc_stack,
-                                alloc_api, e.result, std::move(detail)});
+    if (errors_.size() < max_errors_) {
+        errors_.push_back(std::move(error));
+    }
 }
 
 void Lifetimes::rememberFreed(uint64_t address, Freed f) {
@@ -218,6 +235,7 @@ void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device) {
 }
 
 bool Lifetimes::onEvent(const Event& e) {
+    event_ = &e;
     switch (e.op) {
     case Op::Alloc:
         if (e.result != 0) {
@@ -325,6 +343,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         accounting_.settle();
         ++counters_.implicit_ends;
         accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(lifetime(it->second), time_ns, LifetimeEnd::Replaced);
         if (it->second.kind != Kind::HostPinned) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -361,6 +380,7 @@ void Lifetimes::addAllocation(const Event& e) {
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
+            notifyEnded(lifetime(old->second), e.time_ns, LifetimeEnd::Replaced);
             liveOn(old->second.device) -= old->second.size;
         }
         Allocation& held = arrays_[a.address];
@@ -374,10 +394,15 @@ void Lifetimes::addAllocation(const Event& e) {
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) += a.size;
     }
+    if (observer_) {
+        a.site = *site;
+        observer_->began(lifetime(a), e);
+    }
 }
 
 void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
+    notifyEnded(lifetime(a), time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed);
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) -= a.size;
     }
@@ -388,9 +413,10 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
 }
 
 void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,
-                          uint64_t time_ns) {
+                          uint64_t time_ns, LifetimeEnd how) {
     if (it->second.counted()) {
         accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(lifetime(it->first, it->second), time_ns, how);
         if (!it->second.host_located) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -419,7 +445,7 @@ void Lifetimes::onVmmCreate(const Event& e) {
     if (old != handles_.end()) { // a value reused while we still hold it: lost release
         accounting_.settle();
         ++counters_.implicit_ends;
-        endHandle(old, e.time_ns);
+        endHandle(old, e.time_ns, LifetimeEnd::Replaced);
     }
     PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
     h.phase = phase_;
@@ -428,6 +454,9 @@ void Lifetimes::onVmmCreate(const Event& e) {
     held.site = accounting_.add(charge(h), e.time_ns);
     if (!h.host_located) {
         liveOn(h.device) += h.size;
+    }
+    if (observer_) {
+        observer_->began(lifetime(e.handle, held), e);
     }
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
@@ -653,17 +682,21 @@ void Lifetimes::onTeardown(const Event& e) {
 }
 
 void Lifetimes::releaseAll(uint64_t time_ns) {
+    event_ = nullptr;
     settlePendingFreeNow();
     accounting_.beginRemovals();
     for (const auto& [address, a] : pointers_) {
         accounting_.remove(charge(a), time_ns);
+        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
     }
     for (const auto& [address, a] : arrays_) {
         accounting_.remove(charge(a), time_ns);
+        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) { // imported handles were never charged
             accounting_.remove(charge(h), time_ns);
+            notifyEnded(lifetime(handle, h), time_ns, LifetimeEnd::ProcessEnd);
         }
     }
     accounting_.endRemovals(time_ns);

@@ -106,6 +106,36 @@ struct LeakGroup {
     std::map<int, uint64_t> bytes_by_device;
 };
 
+// Told of every allocation the analysis counts as it begins and ends, so that a view can
+// stream lifetimes (export) without keeping them: pointer and array allocations, and the
+// physical handles created here (imported and unseen handles are not this process's).
+struct LifetimeInfo {
+    uint64_t address = 0; // the pointer; an array's handle; a VMM physical handle's value
+    uint64_t begin_ns = 0;
+    format::Api api = format::Api::Unknown;
+    Charge charge; // process, stack, device, kind, device-resident or not, bytes
+};
+enum class LifetimeEnd : uint8_t {
+    Freed,      // freed, released, unmapped: the program let it go
+    Teardown,   // a device reset or context destroy released it (still a leak)
+    Replaced,   // an allocation was made over it: its free was not recorded
+    ProcessEnd, // still held when its process ended (a leak)
+};
+// "freed", "teardown", "replaced", "process_end": how views name a lifetime's end.
+std::string_view lifetimeEndName(LifetimeEnd how);
+
+class LifetimeObserver {
+  public:
+    virtual ~LifetimeObserver() = default;
+    // `e`: the event that made it.
+    virtual void began(const LifetimeInfo& /*lifetime*/, const format::Event& /*e*/) {}
+    // `cause`: the event that ended it; null at the process's end.
+    virtual void ended(const LifetimeInfo& /*lifetime*/, uint64_t /*time_ns*/, LifetimeEnd /*how*/,
+                       const format::Event* /*cause*/) {}
+    // Every bad free as it is found (errors() keeps only the first max_errors).
+    virtual void freeError(uint32_t /*process*/, const FreeError& /*error*/) {}
+};
+
 struct ProcessCounters {
     uint64_t allocations = 0;
     uint64_t frees = 0;
@@ -123,6 +153,8 @@ class Lifetimes {
 
     // Returns true when the event is a failed allocation (the caller diagnoses it).
     bool onEvent(const format::Event& e);
+    // Tells `observer` (may be null) of every counted lifetime from now on.
+    void setObserver(LifetimeObserver* observer) { observer_ = observer; }
     // Allocations made from now on belong to this phase (PhaseTracker's index).
     void setPhase(uint32_t phase) { phase_ = phase; }
     // The process ended at `time_ns`: what it still holds stops counting as live memory
@@ -175,7 +207,19 @@ class Lifetimes {
     void onVmmUnmap(const format::Event& e);
     // The handle's entry for a value first seen mapped or retained.
     PhysicalHandle& unseenHandle(const format::Event& e);
-    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns);
+    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns,
+                   LifetimeEnd how = LifetimeEnd::Freed);
+    LifetimeInfo lifetime(const Allocation& a) const {
+        return LifetimeInfo{a.address, a.time_ns, a.api, charge(a)};
+    }
+    LifetimeInfo lifetime(uint64_t handle, const PhysicalHandle& h) const {
+        return LifetimeInfo{handle, h.time_ns, h.api, charge(h)};
+    }
+    void notifyEnded(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how) {
+        if (observer_) {
+            observer_->ended(l, time_ns, how, event_);
+        }
+    }
     void onTeardown(const format::Event& e);
     void rememberFreed(uint64_t address, Freed f);
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
@@ -207,6 +251,8 @@ class Lifetimes {
 
     uint32_t process_;
     uint32_t phase_ = kNoPhase;
+    LifetimeObserver* observer_ = nullptr;
+    const format::Event* event_ = nullptr; // the event being applied, for the observer
     LiveAccounting& accounting_;
     size_t max_errors_;
     PointerMap pointers_;

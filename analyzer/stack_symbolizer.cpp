@@ -5,12 +5,7 @@
 namespace gmt::analyzer {
 
 StackSymbolizer::StackSymbolizer(const ProcessData& process, bool symbols)
-    : process_(process), symbolizer_(makeSymbolizer(symbols)) {
-    for (const auto& m : process.modules) {
-        symbolizer_->addModule(m);
-        modules_.addModule(m);
-    }
-}
+    : process_(process), symbolizer_(makeSymbolizer(symbols)) {}
 
 void StackSymbolizer::appendNative(uint64_t address, std::vector<Frame>& frames) {
     // The symbolizer caches per address; the module lookup is a binary search.
@@ -39,6 +34,10 @@ const Frame& StackSymbolizer::python(const format::PythonFrame& frame) {
 }
 
 std::vector<Frame> StackSymbolizer::stack(uint32_t id) {
+    for (; modules_added_ < process_.modules.size(); ++modules_added_) {
+        symbolizer_->addModule(process_.modules[modules_added_]);
+        modules_.addModule(process_.modules[modules_added_]);
+    }
     std::vector<Frame> frames;
     auto it = process_.stacks.find(id);
     if (id == 0 || it == process_.stacks.end()) {

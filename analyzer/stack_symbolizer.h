@@ -20,6 +20,8 @@ class StackSymbolizer {
     StackSymbolizer(const ProcessData& process, bool symbols);
 
     // Innermost first; empty for stack 0 (none recorded) or an id the trace never defined.
+    // Modules the process recorded since the last call are taken in first, so a view that
+    // streams while the trace is read symbolizes with every module recorded so far.
     std::vector<Frame> stack(uint32_t id);
 
   private:
@@ -30,6 +32,7 @@ class StackSymbolizer {
     std::unique_ptr<Symbolizer> symbolizer_;
     ModuleOffsetSymbolizer modules_;
     std::unordered_map<uint64_t, Frame> python_; // by code id << 32 | instruction
+    size_t modules_added_ = 0;
 };
 
 } // namespace gmt::analyzer

@@ -6,7 +6,8 @@
 
 namespace gmt::analyzer {
 
-void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
+void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
+                   const RecordVisitor& before_record) {
     // A stream is read to its end, then waits until its process's end time comes in the
     // merged order (other processes' events may still precede it), then ends.
     enum class State { Reading, Ending, Done };
@@ -63,6 +64,9 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
             analysis.endProcess(pick->process, pick->reader->status());
             pick->state = State::Done;
             continue;
+        }
+        if (before_record) {
+            before_record(pick->process, *pick->next);
         }
         analysis.onRecord(pick->process, *pick->next);
         advance(*pick);

@@ -6,6 +6,7 @@ GMT_PACKAGES=(
     libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libutfcpp-dev
     libdw-dev libelf-dev libbenchmark-dev
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
+    chromium
 )
 
 gmt_install_deps() {
@@ -26,6 +27,24 @@ gmt_install_deps() {
     # libunwind-14-dev conflicts with Debian's libunwind-dev; apt removes the latter.
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >/dev/null
+}
+
+# gmt_install_npm DIR: the npm packages of a test folder, exactly as its package-lock.json
+# pins them (npm ci), fetched now so that no test reaches the network. Skipped when the
+# installed tree already matches the lock; a machine without npm gets a warning, and the
+# tests that need the packages report themselves skipped.
+gmt_install_npm() {
+    local dir=$1
+    if ! command -v npm >/dev/null; then
+        echo "gpumemtrace: npm not found; tests that need $dir's packages will be skipped" >&2
+        return 0
+    fi
+    # npm ci writes node_modules/.package-lock.json: newer than the lock means up to date.
+    if [[ $dir/node_modules/.package-lock.json -nt $dir/package-lock.json ]]; then
+        return 0
+    fi
+    echo "gpumemtrace: installing the npm packages of $dir" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
 # gmt_configure_and_build BUILD_DIR [CMAKE_ARGS...]
