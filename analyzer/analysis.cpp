@@ -53,7 +53,7 @@ uint64_t ProcessData::deviceTotal(int device) const {
 }
 
 Analysis::Analysis(AnalysisOptions options)
-    : options_(options), accounting_(options.timeline_points) {
+    : options_(options), accounting_(options.timeline_points, options.detail) {
     accounting_.onPeakSnapshot([this](const PeakPoint& p) { onPeakSnapshot(p); });
 }
 
@@ -160,7 +160,7 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
         fe.live_bytes = f.live_bytes;
         fe.device_total = f.device_total;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
-                                       options_.top);
+                                       options_.top, options_.layout_entries);
         f.largest_hole = fe.data.largest_hole_bytes;
         failure_fragmentation_.push_back(std::move(fe));
     }
@@ -219,8 +219,8 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
             fe.time_ns = peak.time_ns;
             fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
             fe.device_total = p.deviceTotal(device);
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
+            fe.data = measureFragmentation(*p.lifetimes, i, device, p.granularity(device),
+                                           options_.top, options_.layout_entries);
             peak_fragmentation_.push_back(std::move(fe));
         }
     }
@@ -256,8 +256,8 @@ void Analysis::finish() {
             fe.time_ns = p.endTime();
             fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
             fe.device_total = p.deviceTotal(device);
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
+            fe.data = measureFragmentation(*p.lifetimes, i, device, p.granularity(device),
+                                           options_.top, options_.layout_entries);
             fragmentation_.push_back(std::move(fe));
         }
         p.lifetimes->finish();

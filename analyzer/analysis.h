@@ -26,6 +26,10 @@ struct AnalysisOptions {
     size_t top = 10;                        // holes and pins kept per fragmentation entry
     size_t max_listed = 1000;               // failures / errors / phases kept per process
     size_t max_failure_fragmentation = 100; // failures measured for fragmentation
+    // For the HTML view (0: not kept): by-kind timelines, sampled moments, and the address
+    // layout of each fragmentation measurement, this many entries per list.
+    AccountingDetail detail;
+    size_t layout_entries = 0;
 };
 
 struct Failure {
