@@ -189,7 +189,7 @@ void LiveAccounting::recordHost(uint64_t time_ns) {
 }
 
 void LiveAccounting::sampleMoment(uint64_t time_ns) {
-    if (!moments_ || !moments_->due(time_ns, live_sites_.size())) {
+    if (!moments_ || !moments_->due(time_ns, total_, live_sites_.size())) {
         return;
     }
     std::vector<std::pair<uint64_t, SiteLive>> live;

@@ -12,7 +12,7 @@ constexpr uint64_t kWalkStepsPerChange = 8;
 MomentSampler::MomentSampler(size_t max_moments, size_t top_sites)
     : series_(max_moments), top_sites_(top_sites) {}
 
-bool MomentSampler::due(uint64_t time_ns, size_t live_sites) {
+bool MomentSampler::due(uint64_t time_ns, uint64_t live_bytes, size_t live_sites) {
     ++changes_since_sample_;
     const bool had_previous = have_previous_;
     const uint64_t previous = previous_ns_;
@@ -27,7 +27,7 @@ bool MomentSampler::due(uint64_t time_ns, size_t live_sites) {
         }
     };
     Bucket& b = series_.at(time_ns, keepLarger);
-    if (b.used) {
+    if (b.used && b.moment.bytes >= live_bytes) {
         return false;
     }
     if (live_sites > kCheapSiteCount && changes_since_sample_ * kWalkStepsPerChange < live_sites) {
@@ -35,7 +35,7 @@ bool MomentSampler::due(uint64_t time_ns, size_t live_sites) {
     }
     pending_ = &b;
     pending_ns_ = time_ns;
-    b.moment.time_ns = previous;
+    pending_from_ns_ = previous;
     return true;
 }
 
@@ -55,6 +55,7 @@ void MomentSampler::take(uint64_t bytes, uint64_t sites,
     }
     std::sort(top.begin(), top.end(), larger);
     LiveMoment& m = pending_->moment;
+    m.time_ns = pending_from_ns_;
     m.until_ns = pending_ns_;
     m.bytes = bytes;
     m.sites = sites;

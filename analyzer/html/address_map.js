@@ -25,27 +25,25 @@
     GMT.dom.tooltip.show(lines, e);
   }
 
+  // One span as an SVG bar in byte coordinates (x = bytes from the span's start), so that
+  // zooming is a change of viewBox: wheel zooms around the pointer, double-click resets.
+  // Holes are also drawn as a hairline at their start, visible however small they are.
   function drawSpan(r, span, blocks, holes, granularity, width) {
     const base = BigInt(span.address);
     const size = Number(span.bytes) || 1;
-    const x = (addr) => (Number(BigInt(addr) - base) / size) * width;
-    const w = (bytes) => Math.max((Number(bytes) / size) * width, 1);
-    const s = svg("svg", { width, height: 18, class: "gmt-span-bar" });
-    s.append(svg("rect", { x: 0, y: 0, width, height: 18, class: span.reservation ? "gmt-reserved" : "gmt-granules" }));
+    const x = (addr) => Number(BigInt(addr) - base);
+    const s = svg("svg", { width, height: 18, viewBox: `0 0 ${size} 18`, preserveAspectRatio: "none", class: "gmt-span-bar" });
+    s.append(svg("rect", { x: 0, y: 0, width: size, height: 18, class: span.reservation ? "gmt-reserved" : "gmt-granules" }));
     if (granularity > 0 && size / granularity <= 128 && !span.reservation) {
       for (let g = granularity; g < size; g += granularity) {
-        const gx = (g / size) * width;
-        s.append(svg("line", { x1: gx, x2: gx, y1: 0, y2: 18, class: "gmt-granule-line" }));
+        s.append(svg("line", { x1: g, x2: g, y1: 0, y2: 18, class: "gmt-granule-line" }));
       }
-    }
-    for (const h of holes) {
-      s.append(svg("rect", { x: x(h.address), y: 2, width: w(h.bytes), height: 14, class: "gmt-hole", "data-bytes": h.bytes }));
     }
     for (const b of blocks) {
       const rect = svg("rect", {
         x: x(b.address),
         y: 1,
-        width: w(b.extent),
+        width: Number(b.extent),
         height: 16,
         class: "gmt-block" + (b.pinned_bytes > 0 ? " pinned" : ""),
         fill: GMT.KIND_COLORS[b.kind] || "#888",
@@ -56,6 +54,34 @@
       rect.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
       s.append(rect);
     }
+    for (const h of holes) {
+      const hx = x(h.address);
+      const tip = (e) => GMT.dom.tooltip.show(["hole of " + fmt.bytes(h.bytes) + " at " + h.address], e);
+      for (const shape of [
+        svg("rect", { x: hx, y: 3, width: Number(h.bytes), height: 12, class: "gmt-hole", "data-bytes": h.bytes, "data-address": h.address }),
+        svg("line", { x1: hx, x2: hx, y1: 0, y2: 18, class: "gmt-hole-mark" }),
+      ]) {
+        shape.addEventListener("mousemove", tip);
+        shape.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
+        s.append(shape);
+      }
+    }
+    let view = [0, size];
+    const setView = (a, b) => {
+      const w = Math.min(Math.max(b - a, 64), size);
+      a = Math.min(Math.max(a, 0), size - w);
+      view = [a, a + w];
+      s.setAttribute("viewBox", `${a} 0 ${w} 18`);
+      s.dataset.zoomed = w < size ? "1" : "";
+    };
+    s.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const rect = s.getBoundingClientRect();
+      const at = view[0] + ((e.clientX - rect.left) / rect.width) * (view[1] - view[0]);
+      const f = e.deltaY > 0 ? 1.5 : 1 / 1.5;
+      setView(at - (at - view[0]) * f, at + (view[1] - at) * f);
+    }, { passive: false });
+    s.addEventListener("dblclick", () => setView(0, size));
     return s;
   }
 
@@ -109,7 +135,8 @@
         .map(([k, c]) => el("span", {}, el("i", { style: "background:" + c }), k)),
       el("span", {}, el("i", { class: "gmt-hole-key" }), "hole"),
       el("span", {}, el("i", { class: "gmt-pinned-key" }), "pins granules"),
-      el("span", {}, el("i", { class: "gmt-granules-key" }), "free in touched granules / reserved, unmapped")
+      el("span", {}, el("i", { class: "gmt-granules-key" }), "free in touched granules / reserved, unmapped"),
+      el("span", { class: "gmt-muted" }, "wheel over a row to zoom into it, double-click to reset")
     );
     host.replaceChildren(facts, legend, el("div", { class: "gmt-spans" }, ...rows));
     if (notes.length) host.append(el("p", { class: "gmt-left-out", text: notes.join("; ") + "." }));

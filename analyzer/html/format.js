@@ -36,6 +36,23 @@ window.GMT = window.GMT || {};
     return "+" + duration(Number(ns) - origin);
   }
 
+  // Axis ticks: one unit for all, with as many decimals as their spacing needs, so that
+  // deep zooms do not show the same label twice.
+  function durationTicks(ticks) {
+    if (ticks.length < 2) return ticks.map((t) => "+" + duration(t));
+    const step = Math.abs(ticks[1] - ticks[0]) || 1;
+    const top = Math.max(...ticks.map(Math.abs));
+    const [unit, name] = top >= 60e9 ? [60e9, "min"] : top >= 1e9 ? [1e9, "s"] : top >= 1e6 ? [1e6, "ms"] : top >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+    const decimals = Math.min(9, Math.max(0, Math.ceil(Math.log10(unit / step))));
+    return ticks.map((t) => "+" + (t / unit).toFixed(decimals) + " " + name);
+  }
+
+  // A time to the nanosecond, for moments that may be very close: "+4.821392 ms".
+  function atExact(ns, origin) {
+    const d = Number(ns) - origin;
+    return d < 1e3 ? "+" + d + " ns" : d < 1e6 ? "+" + (d / 1e3).toFixed(3) + " µs" : d < 1e9 ? "+" + (d / 1e6).toFixed(6) + " ms" : "+" + (d / 1e9).toFixed(9) + " s";
+  }
+
   function count(n) {
     return Number(n).toLocaleString("en-US");
   }
@@ -92,7 +109,7 @@ window.GMT = window.GMT || {};
     host_pinned: "#9c755f",
   };
 
-  GMT.fmt = { bytes, duration, at, count, percent };
+  GMT.fmt = { bytes, duration, durationTicks, at, atExact, count, percent };
   GMT.dom = { el, svg, tooltip };
   GMT.KIND_COLORS = KIND_COLORS;
 })(window.GMT);

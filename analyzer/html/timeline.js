@@ -63,10 +63,10 @@
         height: 260,
         scales: { x: { time: false }, bytes: { range: (u, min, max) => [0, Math.max(max, 1) * 1.05] }, host: { range: (u, min, max) => [0, Math.max(max, 1) * 1.05] } },
         axes: [
-          { values: (u, ticks) => ticks.map((t) => "+" + fmt.duration(t)), size: 40 },
-          { scale: "bytes", values: (u, ticks) => ticks.map(fmt.bytes), size: 80 },
+          { values: (u, ticks) => fmt.durationTicks(ticks), size: 40 },
+          { scale: "bytes", values: (u, ticks) => ticks.map(fmt.bytes), size: 90 },
         ],
-        series: [{ label: "time", value: (u, v) => (v === null || v === undefined ? "–" : "+" + fmt.duration(v)) }],
+        series: [{ label: "time", value: (u, v) => (v === null || v === undefined ? "–" : fmt.atExact(v, 0)) }],
         cursor: { drag: { x: true, y: false, setScale: true } },
         legend: { live: true },
       };
@@ -174,14 +174,15 @@
         }
       }
       return marks.map((m) => {
+        const handle = el("span", { class: "gmt-handle" });
         const div = el("div", {
           class: "gmt-marker " + m.cls,
           "data-time-ns": m.t,
           "data-bytes": m.bytes,
           title: m.text,
-        }, m.label ? el("span", { text: m.label }) : null);
-        div.addEventListener("mousemove", (e) => GMT.dom.tooltip.show([m.text], e));
-        div.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
+        }, handle, m.label ? el("span", { class: "gmt-label", text: m.label }) : null);
+        handle.addEventListener("mousemove", (e) => GMT.dom.tooltip.show([m.text], e));
+        handle.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
         this.plot.over.append(div);
         return { div, x: Number(m.t) - o };
       });
@@ -207,6 +208,8 @@
   function momentAt(r, x, origin) {
     let best = null;
     let bestDist = Infinity;
+    // Sampled moments do not cover the whole run: between them the nearest one is shown,
+    // and said to be the nearest.
     for (const m of r.moments) {
       const a = Number(m.time_ns) - origin;
       const b = Number(m.until_ns) - origin;
@@ -216,12 +219,13 @@
         bestDist = d;
       }
     }
-    return best;
+    return best && { moment: best, exact: bestDist === 0 };
   }
 
   function renderMoment(panel, ctx, x) {
     const r = ctx.report;
-    const m = momentAt(r, x, ctx.origin);
+    const found = momentAt(r, x, ctx.origin);
+    const m = found && found.moment;
     if (!m) {
       panel.replaceChildren(el("p", { class: "gmt-muted", text: "This report has no sampled moments." }));
       return;
@@ -240,7 +244,8 @@
     );
     panel.replaceChildren(
       el("p", { class: "gmt-moment-title", "data-time-ns": m.time_ns, "data-live-bytes": m.live_bytes },
-        "Live from " + fmt.at(m.time_ns, ctx.origin) + " to " + fmt.at(m.until_ns, ctx.origin) + ": " +
+        (found.exact ? "" : "Nearest sampled moment to " + fmt.atExact(x, 0) + ": ") +
+          "Live from " + fmt.atExact(m.time_ns, ctx.origin) + " to " + fmt.atExact(m.until_ns, ctx.origin) + ": " +
           fmt.bytes(m.live_bytes) + " of device memory in " + fmt.count(m.sites) + " stacks" +
           (ctx.pid !== null ? " (all processes; the rows are pid " + ctx.pid + "'s)" : "")),
       GMT.tables.table(["bytes", "allocations", "pid", "allocated at"], rows, { id: "gmt-moment-table" })

@@ -1,0 +1,72 @@
+// samples/oom.cu allocates 2000000000-byte chunks until the simulated device is out of
+// memory: the page must list that failure with its diagnosis and the fragmentation then,
+// mark it on the timeline, and draw the address space at that moment: exactly the
+// allocations the recorded events say were live.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openReport, readManifest, screenshot } from "./browser.mjs";
+import { readDump, firstFailure } from "./trace_facts.mjs";
+
+const manifest = readManifest().oom;
+const records = readDump(manifest.dump);
+const { failure, live } = firstFailure(records);
+let browser, page, problems;
+
+before(async () => {
+  browser = await launch();
+  ({ page, problems } = await openReport(browser, manifest.html));
+});
+after(async () => {
+  await browser?.close();
+});
+
+test("no console error", () => {
+  assert.deepEqual(problems, []);
+});
+
+test("the failure table shows the failed allocation and its diagnosis", async () => {
+  assert.equal(failure.size, 2000000000);
+  const rows = await page.$$eval("#gmt-failure-table tbody tr", (rs) =>
+    rs.map((r) => ({
+      cells: [...r.children].map((c) => c.textContent),
+      diagnosis: r.querySelector(".gmt-diagnosis").textContent,
+      fragmentation: r.querySelector(".gmt-fragmentation").textContent,
+    }))
+  );
+  assert.equal(rows.length, 1);
+  const held = [...live.values()].reduce((s, e) => s + e.size, 0);
+  const GiB = (n) => (n / 1024 ** 3).toFixed(2) + " GiB";
+  assert.equal(rows[0].cells[3], GiB(failure.size));
+  assert.equal(rows[0].cells[4], "cudaErrorMemoryAllocation");
+  assert.equal(rows[0].cells[5], GiB(held));
+  // The simulated device has 80 GiB; what it had free is in the event.
+  assert.match(rows[0].diagnosis, new RegExp(`^out of memory: the traced program holds ${GiB(held)} of 80\\.00 GiB; only .* was free for ${GiB(failure.size)}$`));
+  assert.match(rows[0].fragmentation, /^[\d.]+ (B|KiB|MiB|GiB) in \d+ holes, largest /);
+  await screenshot(page, "#gmt-failures", "failures");
+});
+
+test("the timeline marks the failure at its time", async () => {
+  const marks = await page.$$eval(".gmt-marker.failure", (ms) => ms.map((m) => Number(m.dataset.timeNs)));
+  assert.deepEqual(marks, [failure.time_ns]);
+});
+
+test("the address space at the failure: every live allocation, to scale, and the holes", async () => {
+  await page.click("#gmt-failure-table .gmt-show-map");
+  await page.waitForSelector(`#gmt-map-view[data-moment='failure'][data-time-ns='${failure.time_ns}']`);
+  const facts = await page.$eval(".gmt-map-facts", (f) => ({ blocks: Number(f.dataset.blocks), holes: Number(f.dataset.holes) }));
+  assert.equal(facts.blocks, live.size);
+  const drawn = await page.$$eval("#gmt-map-view rect.gmt-block", (rs) => rs.map((r) => r.dataset.address).sort());
+  assert.deepEqual(drawn, [...live.keys()].sort());
+  // Each 2000000000-byte chunk ends inside a 2 MiB granule: the free rest is a hole, and
+  // the chunk alone keeps that granule, so every chunk pins.
+  const pinned = await page.$$eval("#gmt-map-view rect.gmt-block.pinned", (rs) => rs.length);
+  assert.equal(pinned, live.size);
+  assert.equal(await page.$$eval("#gmt-map-view rect.gmt-hole", (rs) => rs.length), facts.holes);
+  // Zoom into the first row with the wheel, as a person would, until holes are visible.
+  const bar = await page.$("#gmt-map-view .gmt-span-bar");
+  const box = await bar.boundingBox();
+  await page.mouse.move(box.x + box.width / live.size, box.y + box.height / 2);
+  for (let i = 0; i < 12; i++) await page.mouse.wheel({ deltaY: -100 });
+  await page.waitForFunction(() => document.querySelector("#gmt-map-view .gmt-span-bar").dataset.zoomed === "1");
+  await screenshot(page, "#gmt-address-map", "address-map");
+});
