@@ -159,8 +159,9 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
         fe.time_ns = e.time_ns;
         fe.live_bytes = f.live_bytes;
         fe.device_total = f.device_total;
+        const bool layout = measured_failures_ <= options_.layout_failures;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
-                                       options_.top, options_.layout_entries);
+                                       options_.top, layout ? options_.layout_entries : 0);
         f.largest_hole = fe.data.largest_hole_bytes;
         failure_fragmentation_.push_back(std::move(fe));
     }
@@ -256,8 +257,8 @@ void Analysis::finish() {
             fe.time_ns = p.endTime();
             fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
             fe.device_total = p.deviceTotal(device);
-            fe.data = measureFragmentation(*p.lifetimes, i, device, p.granularity(device),
-                                           options_.top, options_.layout_entries);
+            fe.data =
+                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
             fragmentation_.push_back(std::move(fe));
         }
         p.lifetimes->finish();

@@ -5,6 +5,7 @@
 #include "report_json.h"
 
 #include <map>
+#include <optional>
 
 namespace gmt::analyzer {
 
@@ -12,7 +13,11 @@ namespace {
 
 // Stacks repeat frames (every stack of a program ends in main), so the page lists each
 // distinct frame once, with the text the text report gives it and whether text views
-// hide it, and stacks become lists of indices into that list.
+// hide it, and stacks become lists of indices into that list. Distinct frames past
+// kMaxFrames (deep stacks that share nothing) all become one placeholder, counted, which
+// bounds the page: about 250 bytes a frame.
+constexpr size_t kMaxFrames = 16384;
+
 class FrameTable {
   public:
     // Replaces every array of frame objects under `j` (members "stack",
@@ -43,10 +48,32 @@ class FrameTable {
     }
 
     Json take() && { return std::move(frames_); }
+    uint64_t leftOut() const { return left_out_; }
 
   private:
     size_t index(const Json& frame) {
         const std::string key = jsonText(frame);
+        auto found = seen_.find(key);
+        if (found != seen_.end()) {
+            return found->second;
+        }
+        if (frames_.size() >= kMaxFrames) {
+            ++left_out_;
+            if (!placeholder_) {
+                placeholder_ = frames_.size();
+                frames_.push_back(Json{{"address", ""},
+                                       {"module", ""},
+                                       {"function", ""},
+                                       {"file", ""},
+                                       {"line", 0},
+                                       {"inlined", false},
+                                       {"label", "(frame not embedded)"},
+                                       {"where", ""},
+                                       {"hidden", false}});
+            }
+            seen_.emplace(key, *placeholder_);
+            return *placeholder_;
+        }
         auto [it, inserted] = seen_.try_emplace(key, frames_.size());
         if (inserted) {
             const Frame f = frameFromJson(frame);
@@ -62,6 +89,8 @@ class FrameTable {
 
     std::map<std::string, size_t> seen_;
     Json frames_ = Json::array();
+    std::optional<size_t> placeholder_;
+    uint64_t left_out_ = 0; // distinct frames not embedded
 };
 
 // JSON inside <script type="application/json">: only "</script" or "<!--" could end or
@@ -102,7 +131,10 @@ std::string renderHtml(const Report& report) {
     Json data = toJson(report);
     FrameTable frames;
     frames.intern(data);
-    const Json page_data{{"report", std::move(data)}, {"frames", std::move(frames).take()}};
+    const uint64_t frames_left_out = frames.leftOut();
+    const Json page_data{{"report", std::move(data)},
+                         {"frames", std::move(frames).take()},
+                         {"frames_left_out", frames_left_out}};
 
     // page.html holds three markers, in this order; what goes in is never searched.
     const std::string_view page = html_assets::kPage;

@@ -315,12 +315,13 @@ struct ReportDetail {
     size_t kind_timeline_points = 0; // downsampling buckets per device
     size_t moments = 0;              // moments sampled over the run
     size_t moment_sites = 0;         // stacks listed per moment
-    size_t layout_entries = 0;       // spans, blocks and holes per layout
+    size_t layout_entries = 0;       // spans, blocks and holes per layout (peak, failures)
+    size_t layout_failures = 0;      // failures with a layout: the first ones
     size_t allocated_sites = 0;      // stacks listed by bytes allocated in total
     size_t stacks = 0;               // distinct stacks embedded for all of the above
 
     // What `report --format html` uses.
-    static ReportDetail forHtml() { return {2000, 256, 20, 2000, 500, 1000}; }
+    static ReportDetail forHtml() { return {2000, 256, 20, 2000, 10, 500, 1000}; }
 };
 
 struct ReportOptions {

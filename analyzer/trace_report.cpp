@@ -12,6 +12,7 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.detail.moments = options.detail.moments;
     ao.detail.moment_sites = options.detail.moment_sites;
     ao.layout_entries = options.detail.layout_entries;
+    ao.layout_failures = options.detail.layout_failures;
     Analysis analysis(ao);
     analyzeTraces(traces, analysis);
     return makeReport(analysis, options);

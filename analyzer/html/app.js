@@ -37,12 +37,13 @@
         fmt.duration(q.duration_ns) + (q.complete ? "" : " (incomplete: " + (q.incomplete_reason || "") + ")") +
         (q.rank !== null && q.rank !== undefined ? ", rank " + q.rank : ""))
     );
-    host.replaceChildren(dl, el("ul", { class: "gmt-list" }, ...procs), el("ul", { class: "gmt-list" }, ...devices), leftOut(r));
+    host.replaceChildren(dl, el("ul", { class: "gmt-list" }, ...procs), el("ul", { class: "gmt-list" }, ...devices), leftOut(r, GMT.data.current));
   }
 
   // What the page does not hold, said once, in numbers.
-  function leftOut(r) {
+  function leftOut(r, data) {
     const notes = [];
+    if (data.framesLeftOut) notes.push(fmt.count(data.framesLeftOut) + " distinct frames are not embedded (shown as \"frame not embedded\").");
     const points = r.kind_timeline.length ? r.kind_timeline[0].time_ns.length : 0;
     if (points) notes.push("Timelines are downsampled: each time bucket keeps its lowest and its highest moment (" + fmt.count(points) + " samples for the first series).");
     if (r.leak_scope.sites > r.leaks.length) notes.push(fmt.count(r.leak_scope.sites - r.leaks.length) + " of " + fmt.count(r.leak_scope.sites) + " leak sites are not listed; their bytes appear as one node.");
@@ -83,8 +84,8 @@
       renderAll(data, picker.value === "" ? null : Number(picker.value));
       document.body.dataset.pid = picker.value;
     });
-    renderAll(data, null);
     GMT.data.current = data;
+    renderAll(data, null);
     window.gmtReadyAt = performance.now();
     document.body.dataset.ready = "1";
   }

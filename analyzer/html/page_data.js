@@ -28,7 +28,7 @@
     // Times are shown from the first process's start.
     const starts = report.processes.map((p) => Number(p.start_mono_ns)).filter((t) => t > 0);
     const origin = starts.length ? Math.min(...starts) : 0;
-    return { report, frames: page.frames, origin };
+    return { report, frames: page.frames, framesLeftOut: page.frames_left_out || 0, origin };
   }
 
   // The frames a person reads: without the recorder's, CUDA's and libc start-up's

@@ -6,12 +6,15 @@ GMT_PACKAGES=(
     libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libutfcpp-dev
     libdw-dev libelf-dev libbenchmark-dev
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
-    chromium
 )
+# Only for the test suite (scripts/test.sh): the browser the HTML report is tested in.
+# Not for scripts/install.sh: Ubuntu's `chromium` is a snap that containers cannot run.
+GMT_TEST_PACKAGES=(chromium)
 
+# gmt_install_deps [EXTRA_PACKAGE...]
 gmt_install_deps() {
     local missing=()
-    for p in "${GMT_PACKAGES[@]}"; do
+    for p in "${GMT_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
             missing+=("$p")
     done

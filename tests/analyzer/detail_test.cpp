@@ -189,10 +189,13 @@ TEST_CASE("the address layout of the fragmentation example: spans, blocks, holes
     b.event(Ev::op(9, Op::VmmMap, Api::cuMemMap, R + 4 * MiB, 2 * MiB, 0xa2));
     b.trailer(10);
     auto r = report(b, detailed());
-    const analyzer::FragmentationReport* end = nullptr;
+    const analyzer::FragmentationReport* end = nullptr; // the peak's: everything is live
     for (const auto& f : r.fragmentation) {
-        if (f.moment == analyzer::Moment::End) {
+        if (f.moment == analyzer::Moment::Peak) {
             end = &f;
+        }
+        if (f.moment == analyzer::Moment::End) {
+            CHECK_FALSE(f.layout); // one per process at the end would grow with the run
         }
     }
     REQUIRE(end);
@@ -230,7 +233,7 @@ TEST_CASE("the address layout of the fragmentation example: spans, blocks, holes
         o.detail.layout_entries = 2;
         auto cut = report(b, o);
         for (const auto& f : cut.fragmentation) {
-            if (f.moment != analyzer::Moment::End) {
+            if (f.moment != analyzer::Moment::Peak) {
                 continue;
             }
             REQUIRE(f.layout);
@@ -243,6 +246,26 @@ TEST_CASE("the address layout of the fragmentation example: spans, blocks, holes
             CHECK(f.hole_count == 5);
         }
     }
+}
+
+TEST_CASE("address layouts at the first failures only") {
+    auto b = standardTrace();
+    b.event(Ev::alloc(1, B, 1 * MiB));
+    for (uint64_t t = 2; t < 8; ++t) {
+        b.event(Ev::failed(t, 100ull << 30, 2, 1ull << 30, 80ull << 30));
+    }
+    b.trailer(9);
+    auto o = detailed();
+    o.detail.layout_failures = 4;
+    auto r = report(b, o);
+    size_t with = 0, without = 0;
+    for (const auto& f : r.fragmentation) {
+        if (f.moment == analyzer::Moment::Failure) {
+            (f.layout ? with : without) += 1;
+        }
+    }
+    CHECK(with == 4);
+    CHECK(without == 2);
 }
 
 TEST_CASE("detail is left out unless asked for") {
