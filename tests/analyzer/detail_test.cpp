@@ -176,17 +176,8 @@ TEST_CASE("allocated in total: every allocation by stack, counted beyond the lis
 
 TEST_CASE("the address layout of the fragmentation example: spans, blocks, holes in order") {
     // docs/analysis.md's worked example (tests/analyzer/fragmentation_test.cpp).
-    constexpr uint64_t R = 0x7f1000000000;
-    auto b = standardTrace();
-    b.event(Ev::alloc(1, B, 1 * MiB, Api::cudaMalloc, Kind::Device, 1));
-    b.event(Ev::alloc(2, B + 1536 * KiB, 256 * KiB, Api::cudaMalloc, Kind::Device, 2));
-    b.event(Ev::alloc(3, B + 4 * MiB, 512 * KiB, Api::cudaMalloc, Kind::Device, 3));
-    b.event(Ev::alloc(4, B + 6 * MiB, 3 * MiB, Api::cudaMalloc, Kind::Device, 1));
-    b.event(Ev::op(5, Op::VmmReserve, Api::cuMemAddressReserve, R, 8 * MiB));
-    b.event(Ev::op(6, Op::VmmCreate, Api::cuMemCreate, 0, 2 * MiB, 0xa1));
-    b.event(Ev::op(7, Op::VmmCreate, Api::cuMemCreate, 0, 2 * MiB, 0xa2));
-    b.event(Ev::op(8, Op::VmmMap, Api::cuMemMap, R, 2 * MiB, 0xa1));
-    b.event(Ev::op(9, Op::VmmMap, Api::cuMemMap, R + 4 * MiB, 2 * MiB, 0xa2));
+    constexpr uint64_t R = kExampleReservation;
+    auto b = fragmentationExample();
     b.trailer(10);
     auto r = report(b, detailed());
     const analyzer::FragmentationReport* end = nullptr; // the peak's: everything is live

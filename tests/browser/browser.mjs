@@ -2,6 +2,7 @@
 // open a report, fail on any console error or page error, record every request, wait for
 // the page to say it is drawn, take screenshots into the artifacts folder.
 import puppeteer from "puppeteer-core";
+import { before, after } from "node:test";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -82,4 +83,27 @@ export function readManifest() {
   const dir = process.env.GMT_BROWSER_REPORTS;
   if (!dir) throw new Error("GMT_BROWSER_REPORTS is not set (tests/browser/CMakeLists.txt sets it)");
   return JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8"));
+}
+
+// For a test file: a browser launched before its tests and closed after them. Returns an
+// object whose `browser` is set once they start.
+export function withBrowser() {
+  const state = {};
+  before(async () => {
+    state.browser = await launch();
+  });
+  after(async () => {
+    await state.browser?.close();
+  });
+  return state;
+}
+
+// For a test file about one report: withBrowser() with `file` opened in it; the returned
+// object also gets openReport()'s page, problems, requests and url.
+export function withReport(file) {
+  const state = withBrowser();
+  before(async () => {
+    Object.assign(state, await openReport(state.browser, file));
+  });
+  return state;
 }

@@ -1,26 +1,20 @@
 // Every report opens offline: the page is the only thing loaded (no script, style, font or
 // image from anywhere, not even from the file system), its policy forbids any other, and
 // using it (hover, zoom, pick a process, open stacks) fetches nothing either.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { launch, openReport, readManifest } from "./browser.mjs";
+import { openReport, readManifest, withBrowser } from "./browser.mjs";
 
 const manifest = readManifest();
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const opened = withBrowser();
 
 for (const [name, files] of Object.entries(manifest)) {
   test(`${name}: one file, no request beyond it`, async () => {
     const html = fs.readFileSync(files.html, "utf8");
     assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
     assert.doesNotMatch(html, /<(script|link|img|iframe)[^>]+(src|href)=/i, "nothing is referenced");
-    const { page, problems, requests, url } = await openReport(browser, files.html);
+    const { page, problems, requests, url } = await openReport(opened.browser, files.html);
     // Use it: hover every chart, open every stack, pick every process.
     for (const over of await page.$$(".u-over")) await over.hover();
     await page.$$eval("details", (ds) => ds.forEach((d) => (d.open = true)));

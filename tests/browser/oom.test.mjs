@@ -2,31 +2,23 @@
 // memory: the page must list that failure with its diagnosis and the fragmentation then,
 // mark it on the timeline, and draw the address space at that moment: exactly the
 // allocations the recorded events say were live.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, openReport, readManifest, screenshot } from "./browser.mjs";
+import { readManifest, screenshot, withReport } from "./browser.mjs";
 import { readDump, firstFailure } from "./trace_facts.mjs";
 
 const manifest = readManifest().oom;
 const records = readDump(manifest.dump);
 const { failure, live } = firstFailure(records);
-let browser, page, problems;
-
-before(async () => {
-  browser = await launch();
-  ({ page, problems } = await openReport(browser, manifest.html));
-});
-after(async () => {
-  await browser?.close();
-});
+const opened = withReport(manifest.html);
 
 test("no console error", () => {
-  assert.deepEqual(problems, []);
+  assert.deepEqual(opened.problems, []);
 });
 
 test("the failure table shows the failed allocation and its diagnosis", async () => {
   assert.equal(failure.size, 2000000000);
-  const rows = await page.$$eval("#gmt-failure-table tbody tr", (rs) =>
+  const rows = await opened.page.$$eval("#gmt-failure-table tbody tr", (rs) =>
     rs.map((r) => ({
       cells: [...r.children].map((c) => c.textContent),
       diagnosis: r.querySelector(".gmt-diagnosis").textContent,
@@ -42,31 +34,31 @@ test("the failure table shows the failed allocation and its diagnosis", async ()
   // The simulated device has 80 GiB; what it had free is in the event.
   assert.match(rows[0].diagnosis, new RegExp(`^out of memory: the traced program holds ${GiB(held)} of 80\\.00 GiB; only .* was free for ${GiB(failure.size)}$`));
   assert.match(rows[0].fragmentation, /^[\d.]+ (B|KiB|MiB|GiB) in \d+ holes, largest /);
-  await screenshot(page, "#gmt-failures", "failures");
+  await screenshot(opened.page, "#gmt-failures", "failures");
 });
 
 test("the timeline marks the failure at its time", async () => {
-  const marks = await page.$$eval(".gmt-marker.failure", (ms) => ms.map((m) => Number(m.dataset.timeNs)));
+  const marks = await opened.page.$$eval(".gmt-marker.failure", (ms) => ms.map((m) => Number(m.dataset.timeNs)));
   assert.deepEqual(marks, [failure.time_ns]);
 });
 
 test("the address space at the failure: every live allocation, to scale, and the holes", async () => {
-  await page.click("#gmt-failure-table .gmt-show-map");
-  await page.waitForSelector(`#gmt-map-view[data-moment='failure'][data-time-ns='${failure.time_ns}']`);
-  const facts = await page.$eval(".gmt-map-facts", (f) => ({ blocks: Number(f.dataset.blocks), holes: Number(f.dataset.holes) }));
+  await opened.page.click("#gmt-failure-table .gmt-show-map");
+  await opened.page.waitForSelector(`#gmt-map-view[data-moment='failure'][data-time-ns='${failure.time_ns}']`);
+  const facts = await opened.page.$eval(".gmt-map-facts", (f) => ({ blocks: Number(f.dataset.blocks), holes: Number(f.dataset.holes) }));
   assert.equal(facts.blocks, live.size);
-  const drawn = await page.$$eval("#gmt-map-view rect.gmt-block", (rs) => rs.map((r) => r.dataset.address).sort());
+  const drawn = await opened.page.$$eval("#gmt-map-view rect.gmt-block", (rs) => rs.map((r) => r.dataset.address).sort());
   assert.deepEqual(drawn, [...live.keys()].sort());
   // Each 2000000000-byte chunk ends inside a 2 MiB granule: the free rest is a hole, and
   // the chunk alone keeps that granule, so every chunk pins.
-  const pinned = await page.$$eval("#gmt-map-view rect.gmt-block.pinned", (rs) => rs.length);
+  const pinned = await opened.page.$$eval("#gmt-map-view rect.gmt-block.pinned", (rs) => rs.length);
   assert.equal(pinned, live.size);
-  assert.equal(await page.$$eval("#gmt-map-view rect.gmt-hole", (rs) => rs.length), facts.holes);
+  assert.equal(await opened.page.$$eval("#gmt-map-view rect.gmt-hole", (rs) => rs.length), facts.holes);
   // Zoom into the first row with the wheel, as a person would, until holes are visible.
-  const bar = await page.$("#gmt-map-view .gmt-span-bar");
+  const bar = await opened.page.$("#gmt-map-view .gmt-span-bar");
   const box = await bar.boundingBox();
-  await page.mouse.move(box.x + box.width / live.size, box.y + box.height / 2);
-  for (let i = 0; i < 12; i++) await page.mouse.wheel({ deltaY: -100 });
-  await page.waitForFunction(() => document.querySelector("#gmt-map-view .gmt-span-bar").dataset.zoomed === "1");
-  await screenshot(page, "#gmt-address-map", "address-map");
+  await opened.page.mouse.move(box.x + box.width / live.size, box.y + box.height / 2);
+  for (let i = 0; i < 12; i++) await opened.page.mouse.wheel({ deltaY: -100 });
+  await opened.page.waitForFunction(() => document.querySelector("#gmt-map-view .gmt-span-bar").dataset.zoomed === "1");
+  await screenshot(opened.page, "#gmt-address-map", "address-map");
 });

@@ -1,22 +1,15 @@
 // What a person does with the views: zoom and search the flame graphs, pan and reset the
 // timeline, expand stacks; on the other samples (pools, VMM, holes), every view drawn.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, openReport, readManifest, screenshot } from "./browser.mjs";
+import { openReport, readManifest, withBrowser, screenshot } from "./browser.mjs";
 import { readDump, peakOf } from "./trace_facts.mjs";
 
 const manifest = readManifest();
-let browser;
-
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const opened = withBrowser();
 
 test("flame graphs: click zooms into a frame and back out; search highlights and sums", async () => {
-  const { page, problems } = await openReport(browser, manifest.tour.html);
+  const { page, problems } = await openReport(opened.browser, manifest.tour.html);
   const graph = "#gmt-flame-allocated";
   const total = await page.$eval(`${graph} .gmt-flame-all`, (n) => Number(n.dataset.bytes));
   // train_step allocated 4 x 64 MiB, cache_activations 4 x 16 MiB.
@@ -51,7 +44,7 @@ test("flame graphs: click zooms into a frame and back out; search highlights and
 });
 
 test("timeline: wheel zooms, the arrows pan, reset restores the whole run", async () => {
-  const { page, problems } = await openReport(browser, manifest.oom.html);
+  const { page, problems } = await openReport(opened.browser, manifest.oom.html);
   const range = () => page.evaluate(() => { const x = GMT.timeline.charts[0].plot.scales.x; return [x.min, x.max]; });
   const [a0, b0] = await range();
   const over = await (await page.$("#gmt-chart-device-0 .u-over")).boundingBox();
@@ -71,7 +64,7 @@ test("timeline: wheel zooms, the arrows pan, reset restores the whole run", asyn
 
 for (const name of ["stream_pool", "vmm", "fragmentation"]) {
   test(`${name}: every view is drawn, the peak where the events put it`, async () => {
-    const { page, problems } = await openReport(browser, manifest[name].html);
+    const { page, problems } = await openReport(opened.browser, manifest[name].html);
     assert.deepEqual(problems, []);
     const report = JSON.parse((await import("node:fs")).readFileSync(manifest[name].json, "utf8"));
     // One series per kind the device held, named after it.
