@@ -25,25 +25,29 @@
     GMT.dom.tooltip.show(lines, e);
   }
 
-  // One span as an SVG bar in byte coordinates (x = bytes from the span's start), so that
-  // zooming is a change of viewBox: wheel zooms around the pointer, double-click resets.
-  // Holes are also drawn as a hairline at their start, visible however small they are.
+  // One span as an SVG bar whose x is the offset in the span (scaled to 0..UNITS, since
+  // SVG coordinates are single-precision floats), so that zooming is a change of viewBox:
+  // wheel zooms around the pointer, double-click resets. Holes are also drawn as a hairline
+  // at their start, visible however small they are.
+  const UNITS = 1e6;
   function drawSpan(r, span, blocks, holes, granularity, width) {
     const base = BigInt(span.address);
-    const size = Number(span.bytes) || 1;
-    const x = (addr) => Number(BigInt(addr) - base);
+    const bytes = Number(span.bytes) || 1;
+    const k = UNITS / bytes;
+    const size = UNITS;
+    const x = (addr) => Number(BigInt(addr) - base) * k;
     const s = svg("svg", { width, height: 18, viewBox: `0 0 ${size} 18`, preserveAspectRatio: "none", class: "gmt-span-bar" });
     s.append(svg("rect", { x: 0, y: 0, width: size, height: 18, class: span.reservation ? "gmt-reserved" : "gmt-granules" }));
-    if (granularity > 0 && size / granularity <= 128 && !span.reservation) {
-      for (let g = granularity; g < size; g += granularity) {
-        s.append(svg("line", { x1: g, x2: g, y1: 0, y2: 18, class: "gmt-granule-line" }));
+    if (granularity > 0 && bytes / granularity <= 128 && !span.reservation) {
+      for (let g = granularity; g < bytes; g += granularity) {
+        s.append(svg("line", { x1: g * k, x2: g * k, y1: 0, y2: 18, class: "gmt-granule-line" }));
       }
     }
     for (const b of blocks) {
       const rect = svg("rect", {
         x: x(b.address),
         y: 1,
-        width: Number(b.extent),
+        width: Number(b.extent) * k,
         height: 16,
         class: "gmt-block" + (b.pinned_bytes > 0 ? " pinned" : ""),
         fill: GMT.KIND_COLORS[b.kind] || "#888",
@@ -58,7 +62,7 @@
       const hx = x(h.address);
       const tip = (e) => GMT.dom.tooltip.show(["hole of " + fmt.bytes(h.bytes) + " at " + h.address], e);
       for (const shape of [
-        svg("rect", { x: hx, y: 3, width: Number(h.bytes), height: 12, class: "gmt-hole", "data-bytes": h.bytes, "data-address": h.address }),
+        svg("rect", { x: hx, y: 3, width: Number(h.bytes) * k, height: 12, class: "gmt-hole", "data-bytes": h.bytes, "data-address": h.address }),
         svg("line", { x1: hx, x2: hx, y1: 0, y2: 18, class: "gmt-hole-mark" }),
       ]) {
         shape.addEventListener("mousemove", tip);
@@ -68,7 +72,7 @@
     }
     let view = [0, size];
     const setView = (a, b) => {
-      const w = Math.min(Math.max(b - a, 64), size);
+      const w = Math.min(Math.max(b - a, 1), size); // down to a millionth of the row
       a = Math.min(Math.max(a, 0), size - w);
       view = [a, a + w];
       s.setAttribute("viewBox", `${a} 0 ${w} 18`);
@@ -147,7 +151,7 @@
   function render(host, ctx) {
     const measured = GMT.data.forPid(ctx.report.fragmentation, ctx.pid).filter((m) => m.layout);
     if (!measured.length) {
-      host.replaceChildren(el("p", {}, "No address layout in this report (device memory was never held)."));
+      host.replaceChildren(el("p", {}, "No address layout here: layouts are kept at the peak and at the first failed allocations (docs/html-report.md), and this process held no device memory then."));
       state = null;
       return;
     }

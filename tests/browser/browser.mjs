@@ -64,15 +64,16 @@ export function artifactsDir() {
   return dir;
 }
 
-// A screenshot of one element into the artifacts folder, and into docs/images when
-// GMT_DOCS_SCREENSHOTS names that folder (how docs/html-report.md's pictures are made).
-export async function screenshot(page, selector, name) {
+// A screenshot of one element into the artifacts folder, and, unless `docs` is false, into
+// docs/images when GMT_DOCS_SCREENSHOTS names that folder (how docs/html-report.md's
+// pictures are made).
+export async function screenshot(page, selector, name, { docs = true } = {}) {
   const handle = await page.$(selector);
   if (!handle) throw new Error("nothing to screenshot: " + selector);
   await handle.scrollIntoView();
   const file = path.join(artifactsDir(), name + ".png");
   await handle.screenshot({ path: file });
-  if (process.env.GMT_DOCS_SCREENSHOTS) {
+  if (docs && process.env.GMT_DOCS_SCREENSHOTS) {
     fs.mkdirSync(process.env.GMT_DOCS_SCREENSHOTS, { recursive: true });
     fs.copyFileSync(file, path.join(process.env.GMT_DOCS_SCREENSHOTS, name + ".png"));
   }
@@ -85,12 +86,15 @@ export function readManifest() {
   return JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8"));
 }
 
-// For a test file: a browser launched before its tests and closed after them. Returns an
-// object whose `browser` is set once they start.
-export function withBrowser() {
+// For a test file: a browser launched before its tests and closed after them; with a
+// file, that report opened in it. The returned object gets `browser` (and openReport()'s
+// page, problems, requests and url) once the tests start. One hook does both: hooks of
+// one level are not awaited one after the other.
+export function withBrowser(file) {
   const state = {};
   before(async () => {
     state.browser = await launch();
+    if (file) Object.assign(state, await openReport(state.browser, file));
   });
   after(async () => {
     await state.browser?.close();
@@ -98,12 +102,4 @@ export function withBrowser() {
   return state;
 }
 
-// For a test file about one report: withBrowser() with `file` opened in it; the returned
-// object also gets openReport()'s page, problems, requests and url.
-export function withReport(file) {
-  const state = withBrowser();
-  before(async () => {
-    Object.assign(state, await openReport(state.browser, file));
-  });
-  return state;
-}
+export const withReport = (file) => withBrowser(file);

@@ -54,11 +54,19 @@ test("the address space at the failure: every live allocation, to scale, and the
   const pinned = await opened.page.$$eval("#gmt-map-view rect.gmt-block.pinned", (rs) => rs.length);
   assert.equal(pinned, live.size);
   assert.equal(await opened.page.$$eval("#gmt-map-view rect.gmt-hole", (rs) => rs.length), facts.holes);
-  // Zoom into the first row with the wheel, as a person would, until holes are visible.
-  const bar = await opened.page.$("#gmt-map-view .gmt-span-bar");
-  const box = await bar.boundingBox();
-  await opened.page.mouse.move(box.x + box.width / live.size, box.y + box.height / 2);
-  for (let i = 0; i < 12; i++) await opened.page.mouse.wheel({ deltaY: -100 });
-  await opened.page.waitForFunction(() => document.querySelector("#gmt-map-view .gmt-span-bar").dataset.zoomed === "1");
+  // Drawn to scale: a chunk takes its share of the row.
+  const row = await (await opened.page.$("#gmt-map-view .gmt-span-bar")).boundingBox();
+  const chunk = await (await opened.page.$("#gmt-map-view rect.gmt-block")).boundingBox();
+  assert.ok(Math.abs(chunk.width - row.width / live.size) < 2, "a chunk is 1/" + live.size + " of the row");
+  // Holes of 667 KiB in a 78 GiB row are a hairline: zoom with the wheel towards the first
+  // one, as a person would, until it is a few pixels wide.
+  const hole = async () => (await opened.page.$("#gmt-map-view rect.gmt-hole")).boundingBox();
+  for (let i = 0; i < 40 && (await hole()).width < 4; i++) {
+    const h = await hole();
+    await opened.page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
+    await opened.page.mouse.wheel({ deltaY: -100 });
+  }
+  assert.ok((await hole()).width >= 4, "zoomed in, the hole is visible");
+  assert.equal(await opened.page.$eval("#gmt-map-view .gmt-span-bar", (s) => s.dataset.zoomed), "1");
   await screenshot(opened.page, "#gmt-address-map", "address-map");
 });

@@ -40,8 +40,10 @@ test("one process: only its leaks, failures and address maps, its lifetime on th
   assert.equal(await leakRoots(), 64 * MiB);
   assert.equal(await rows("#gmt-leak-table"), 1);
   assert.match(await opened.page.$eval("#gmt-failures", (s) => s.textContent), /No failed allocations/);
-  const maps = await opened.page.$$eval("#gmt-map-picker option", (os) => os.map((o) => o.textContent));
-  assert.ok(maps.length > 0 && maps.every((t) => t.includes("pid " + tourPid)));
+  // Layouts are kept at the peak (the out-of-memory run's) and at failures: none of the
+  // tour's process, and the page says so.
+  assert.deepEqual(await opened.page.$$("#gmt-map-picker option"), []);
+  assert.match(await opened.page.$eval("#gmt-address-map", (s) => s.textContent), /No address layout/);
   const inRange = await opened.page.evaluate(() => {
     const u = GMT.timeline.charts[0].plot;
     const p = GMT.data.current.report.processes.find((q) => String(q.pid) === document.body.dataset.pid);
@@ -54,6 +56,8 @@ test("one process: only its leaks, failures and address maps, its lifetime on th
   assert.match(await opened.page.$eval("#gmt-leaks", (s) => s.textContent), /No leaks/);
   assert.equal(await rows("#gmt-failure-table"), 1);
   assert.equal(await opened.page.$$eval(".gmt-marker.failure", (m) => m.length), 1);
+  const maps = await opened.page.$$eval("#gmt-map-picker option", (os) => os.map((o) => o.textContent));
+  assert.ok(maps.length > 0 && maps.every((t) => t.includes("pid " + oomPid)), maps.join("; "));
 
   await choose(null);
   assert.equal(await rows("#gmt-failure-table"), 1);

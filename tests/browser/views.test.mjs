@@ -83,7 +83,7 @@ for (const name of ["stream_pool", "vmm", "fragmentation"]) {
       const reserved = await page.$$eval("#gmt-map-view .gmt-span.reservation", (s) => s.length);
       assert.ok(reserved > 0, "VMM reservations are drawn as rows of their own");
     }
-    await screenshot(page, "main", name + "-page");
+    await screenshot(page, "main", name + "-page", { docs: false });
     await page.close();
   });
 }
