@@ -53,7 +53,7 @@ uint64_t ProcessData::deviceTotal(int device) const {
 }
 
 Analysis::Analysis(AnalysisOptions options)
-    : options_(options), accounting_(options.timeline_points) {
+    : options_(options), accounting_(options.timeline_points, options.detail) {
     accounting_.onPeakSnapshot([this](const PeakPoint& p) { onPeakSnapshot(p); });
 }
 
@@ -177,8 +177,9 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
         fe.time_ns = e.time_ns;
         fe.live_bytes = f.live_bytes;
         fe.device_total = f.device_total;
+        const bool layout = measured_failures_ <= options_.layout_failures;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
-                                       options_.top);
+                                       options_.top, layout ? options_.layout_entries : 0);
         f.largest_hole = fe.data.largest_hole_bytes;
         failure_fragmentation_.push_back(std::move(fe));
     }
@@ -237,8 +238,8 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
             fe.time_ns = peak.time_ns;
             fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
             fe.device_total = p.deviceTotal(device);
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
+            fe.data = measureFragmentation(*p.lifetimes, i, device, p.granularity(device),
+                                           options_.top, options_.layout_entries);
             peak_fragmentation_.push_back(std::move(fe));
         }
     }

@@ -26,6 +26,12 @@ struct AnalysisOptions {
     size_t top = 10;                        // holes and pins kept per fragmentation entry
     size_t max_listed = 1000;               // failures / errors / phases kept per process
     size_t max_failure_fragmentation = 100; // failures measured for fragmentation
+    // For the HTML view (0: not kept): by-kind timelines, sampled moments, and the address
+    // layout (this many entries per list) at the peak and at the first `layout_failures`
+    // failures; not at the end, where each process of a long run would add one.
+    AccountingDetail detail;
+    size_t layout_entries = 0;
+    size_t layout_failures = 0;
 };
 
 struct Failure {

@@ -155,6 +155,33 @@ struct PinReport {
     Stack stack;
 };
 
+// A stack the detail fields below refer to by its index in Report::stacks.
+using StackRef = std::optional<uint32_t>; // unset: not embedded (past ReportDetail::stacks)
+
+// The address layout of one fragmentation measurement (fragmentation.h AddressLayout):
+// spans, blocks and holes in address order, the first ReportDetail::layout_entries of each.
+struct LayoutSpanReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    bool reservation = false;
+};
+struct LayoutBlockReport {
+    uint64_t address = 0;
+    uint64_t extent = 0;
+    uint64_t bytes = 0;
+    uint64_t pinned_bytes = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    StackRef stack;
+};
+struct LayoutReport {
+    std::vector<LayoutSpanReport> spans;
+    std::vector<LayoutBlockReport> blocks;
+    std::vector<HoleReport> holes; // hole_count of the measurement counts them all
+    uint64_t span_count = 0;
+    uint64_t block_count = 0;
+};
+
 struct FragmentationReport {
     Moment moment = Moment::End;
     uint64_t time_ns = 0;
@@ -169,8 +196,9 @@ struct FragmentationReport {
     uint64_t pid = 0;
     bool exact = true;
     // What the holes are measured against (0 when unknown, e.g. an older report).
-    uint64_t live_bytes = 0;         // the process's live device memory there and then
-    uint64_t device_total_bytes = 0; // the device's memory
+    uint64_t live_bytes = 0;            // the process's live device memory there and then
+    uint64_t device_total_bytes = 0;    // the device's memory
+    std::optional<LayoutReport> layout; // with ReportDetail::layout_entries
 };
 
 struct FailureReport {
@@ -225,6 +253,48 @@ struct PhaseReport {
     uint64_t leaked_allocations = 0; // their number
 };
 
+// ---- Detail: what the HTML view draws beyond the text report (ReportDetail) ----
+
+struct StackEntry {
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+    Stack frames;
+};
+
+// One device's live bytes by kind (docs/analysis.md, "Timeline"): per downsampling bucket
+// the levels at its lowest and at its highest total, so stacked kinds sum to the total.
+// Device -1: pinned host memory of every device.
+struct KindTimelineReport {
+    int64_t device = 0;
+    std::vector<format::Kind> kinds;          // the series, in this order
+    std::vector<uint64_t> time_ns;            // sample times
+    std::vector<std::vector<uint64_t>> bytes; // bytes[series][sample]
+};
+
+struct SiteRef {
+    uint64_t pid = 0;
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    StackRef stack;
+};
+
+// What was live at one sampled moment (moment_sampler.h), grouped by stack.
+struct MomentReport {
+    uint64_t time_ns = 0;  // the live set the change at time_ns left...
+    uint64_t until_ns = 0; // ...lasting until the next change
+    uint64_t live_bytes = 0;
+    uint64_t sites = 0;             // stacks holding memory (all, listed or not)
+    std::vector<SiteRef> top_sites; // largest first
+};
+
+// Every successful allocation of the run, by stack (any kind).
+struct AllocatedReport {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;             // all stacks, listed or not
+    std::vector<SiteRef> top_sites; // most bytes first
+};
+
 struct Report {
     int64_t schema_version = kReportSchemaVersion;
     std::string generator;
@@ -240,12 +310,33 @@ struct Report {
     std::vector<ErrorReport> errors;
     std::vector<TimelineReport> timeline;
     std::vector<PhaseReport> phases;
+    // Detail (empty unless ReportOptions::detail asks for it).
+    std::vector<StackEntry> stacks; // referred to by StackRef
+    uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
+    std::vector<KindTimelineReport> kind_timeline;
+    std::vector<MomentReport> moments;
+    std::optional<AllocatedReport> allocated;
 };
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,
                                                   format::Kind::Managed, format::Kind::HostPinned,
                                                   format::Kind::Array,   format::Kind::Vmm};
+
+// How much detail to compute and embed for the HTML view; 0 leaves a part out (the
+// default: text and JSON reports do not pay for what they do not show).
+struct ReportDetail {
+    size_t kind_timeline_points = 0; // downsampling buckets per device
+    size_t moments = 0;              // moments sampled over the run
+    size_t moment_sites = 0;         // stacks listed per moment
+    size_t layout_entries = 0;       // spans, blocks and holes per layout (peak, failures)
+    size_t layout_failures = 0;      // failures with a layout: the first ones
+    size_t allocated_sites = 0;      // stacks listed by bytes allocated in total
+    size_t stacks = 0;               // distinct stacks embedded for all of the above
+
+    // What `report --format html` uses.
+    static ReportDetail forHtml() { return {2000, 256, 20, 2000, 10, 500, 1000}; }
+};
 
 struct ReportOptions {
     size_t top = 10;               // leaks, top sites, holes and pins listed
@@ -257,6 +348,7 @@ struct ReportOptions {
     // it from the list into LeakScope's suppressed figures. Without a filter only the
     // listed sites are symbolized.
     std::function<bool(const LeakSite&)> leak_filter;
+    ReportDetail detail;
 };
 
 // The report of a finished analysis. Memory: the listed items only; sites beyond `top`

@@ -158,6 +158,11 @@ class Builder {
         failures(r);
         errors(r);
         timeline(r);
+        // Detail, in the order its stacks are embedded when they are too many to embed.
+        allocated(r);
+        moments(r);
+        layouts(r);
+        kindTimelines(r);
         return r;
     }
 
@@ -397,8 +402,125 @@ class Builder {
         }
     }
 
+    // A detail field's stack: each (process, stack) symbolized once, the first
+    // ReportDetail::stacks of them embedded, the others counted.
+    StackRef stackRef(Report& r, uint32_t process, uint32_t stack) {
+        const uint64_t key = (uint64_t{process} << 32) | stack;
+        auto [it, inserted] = stack_refs_.try_emplace(key);
+        if (!inserted) {
+            return it->second;
+        }
+        if (r.stacks.size() < options_.detail.stacks) {
+            it->second = static_cast<uint32_t>(r.stacks.size());
+            r.stacks.push_back(StackEntry{pidOf(*procs_[process]), stack, stackOf(process, stack)});
+        } else {
+            ++r.stacks_left_out;
+        }
+        return it->second;
+    }
+
+    SiteRef siteRef(Report& r, uint64_t key, const SiteLive& live) {
+        const auto process = static_cast<uint32_t>(key >> 32);
+        return SiteRef{pidOf(*procs_[process]), live.bytes, live.allocations,
+                       stackRef(r, process, static_cast<uint32_t>(key))};
+    }
+
+    void allocated(Report& r) {
+        if (!options_.detail.allocated_sites) {
+            return;
+        }
+        auto sites = analysis_.accounting().allocatedSites();
+        AllocatedReport out;
+        out.sites = sites.size();
+        for (const auto& [key, live] : sites) {
+            out.bytes += live.bytes;
+            out.allocations += live.allocations;
+        }
+        const size_t listed = std::min(sites.size(), options_.detail.allocated_sites);
+        auto larger = [](const auto& a, const auto& b) {
+            return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                                    : a.first < b.first;
+        };
+        std::partial_sort(sites.begin(), sites.begin() + static_cast<ptrdiff_t>(listed),
+                          sites.end(), larger);
+        for (size_t i = 0; i < listed; ++i) {
+            out.top_sites.push_back(siteRef(r, sites[i].first, sites[i].second));
+        }
+        r.allocated = std::move(out);
+    }
+
+    void moments(Report& r) {
+        for (const LiveMoment& m : analysis_.accounting().moments()) {
+            MomentReport out{m.time_ns, m.until_ns, m.bytes, m.sites, {}};
+            for (const auto& [key, live] : m.top) {
+                out.top_sites.push_back(siteRef(r, key, live));
+            }
+            r.moments.push_back(std::move(out));
+        }
+    }
+
+    void layouts(Report& r) {
+        const auto& measured = analysis_.fragmentation();
+        for (size_t i = 0; i < measured.size() && i < r.fragmentation.size(); ++i) {
+            const Fragmentation& f = measured[i].data;
+            if (!f.has_layout) {
+                continue;
+            }
+            LayoutReport out;
+            out.span_count = f.layout.span_count;
+            out.block_count = f.layout.block_count;
+            for (const LayoutSpan& span : f.layout.spans) {
+                out.spans.push_back({span.address, span.bytes, span.reservation});
+            }
+            for (const LayoutBlock& b : f.layout.blocks) {
+                out.blocks.push_back(LayoutBlockReport{b.address, b.extent, b.bytes, b.pinned_bytes,
+                                                       b.kind, std::string(format::apiName(b.api)),
+                                                       stackRef(r, f.process, b.stack)});
+            }
+            for (const Hole& h : f.layout.holes) {
+                out.holes.push_back({h.address, h.bytes});
+            }
+            r.fragmentation[i].layout = std::move(out);
+        }
+    }
+
+    void kindTimelines(Report& r) {
+        constexpr Kind kResident[] = {Kind::Device, Kind::Pool, Kind::Managed, Kind::Array,
+                                      Kind::Vmm};
+        for (const auto& [device, timeline] : analysis_.accounting().kindTimelines()) {
+            const auto samples = timeline.samples();
+            KindTimelineReport out;
+            out.device = device;
+            if (device == LiveAccounting::kHostDevice) {
+                out.kinds.push_back(Kind::HostPinned);
+            } else {
+                for (Kind k : kResident) {
+                    const bool used =
+                        std::any_of(samples.begin(), samples.end(), [&](const auto& s) {
+                            return s.levels[static_cast<size_t>(k)] > 0;
+                        });
+                    if (used) {
+                        out.kinds.push_back(k);
+                    }
+                }
+                if (out.kinds.empty()) {
+                    out.kinds.push_back(Kind::Device);
+                }
+            }
+            out.bytes.resize(out.kinds.size());
+            for (const auto& sample : samples) {
+                out.time_ns.push_back(sample.time_ns);
+                for (size_t k = 0; k < out.kinds.size(); ++k) {
+                    out.bytes[k].push_back(sample.levels[static_cast<size_t>(out.kinds[k])]);
+                }
+            }
+            r.kind_timeline.push_back(std::move(out));
+        }
+    }
+
     const Analysis& analysis_;
     const ReportOptions& options_;
+    std::map<uint64_t, StackRef> stack_refs_;
     const std::vector<std::unique_ptr<ProcessData>>& procs_;
     std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
     std::map<int, uint64_t> device_leaked_;

@@ -92,6 +92,89 @@ Json optional(const std::optional<uint64_t>& v) {
     return v ? Json(*v) : Json(nullptr);
 }
 
+Json stackRefJson(const StackRef& ref) {
+    return ref ? Json(*ref) : Json(nullptr);
+}
+
+Json layoutJson(const LayoutReport& l) {
+    Json spans = Json::array();
+    for (const LayoutSpanReport& s : l.spans) {
+        spans.push_back(
+            Json{{"address", hex(s.address)}, {"bytes", s.bytes}, {"reservation", s.reservation}});
+    }
+    Json blocks = Json::array();
+    for (const LayoutBlockReport& b : l.blocks) {
+        blocks.push_back(Json{{"address", hex(b.address)},
+                              {"extent", b.extent},
+                              {"bytes", b.bytes},
+                              {"pinned_bytes", b.pinned_bytes},
+                              {"kind", format::kindName(b.kind)},
+                              {"api", text(b.api)},
+                              {"stack", stackRefJson(b.stack)}});
+    }
+    Json holes = Json::array();
+    for (const HoleReport& h : l.holes) {
+        holes.push_back(Json{{"address", hex(h.address)}, {"bytes", h.bytes}});
+    }
+    return Json{{"spans", std::move(spans)},
+                {"blocks", std::move(blocks)},
+                {"holes", std::move(holes)},
+                {"span_count", l.span_count},
+                {"block_count", l.block_count}};
+}
+
+Json siteRefsJson(const std::vector<SiteRef>& sites) {
+    Json out = Json::array();
+    for (const SiteRef& s : sites) {
+        out.push_back(Json{{"pid", s.pid},
+                           {"bytes", s.bytes},
+                           {"allocations", s.allocations},
+                           {"stack", stackRefJson(s.stack)}});
+    }
+    return out;
+}
+
+// The detail fields (report.h ReportDetail): empty unless they were asked for.
+void detailJson(const Report& r, Json& report) {
+    Json stacks = Json::array();
+    for (const StackEntry& s : r.stacks) {
+        stacks.push_back(
+            Json{{"pid", s.pid}, {"stack_id", s.stack_id}, {"frames", stackJson(s.frames)}});
+    }
+    report["stacks"] = std::move(stacks);
+    report["stacks_left_out"] = r.stacks_left_out;
+    Json kind_timeline = Json::array();
+    for (const KindTimelineReport& t : r.kind_timeline) {
+        Json kinds = Json::array();
+        for (format::Kind k : t.kinds) {
+            kinds.push_back(format::kindName(k));
+        }
+        kind_timeline.push_back(Json{{"device", t.device},
+                                     {"kinds", std::move(kinds)},
+                                     {"time_ns", t.time_ns},
+                                     {"bytes", t.bytes}});
+    }
+    report["kind_timeline"] = std::move(kind_timeline);
+    Json moments = Json::array();
+    for (const MomentReport& m : r.moments) {
+        moments.push_back(Json{{"time_ns", m.time_ns},
+                               {"until_ns", m.until_ns},
+                               {"live_bytes", m.live_bytes},
+                               {"sites", m.sites},
+                               {"top_sites", siteRefsJson(m.top_sites)}});
+    }
+    report["moments"] = std::move(moments);
+    if (r.allocated) {
+        const AllocatedReport& a = *r.allocated;
+        report["allocated"] = Json{{"bytes", a.bytes},
+                                   {"allocations", a.allocations},
+                                   {"sites", a.sites},
+                                   {"top_sites", siteRefsJson(a.top_sites)}};
+    } else {
+        report["allocated"] = nullptr;
+    }
+}
+
 } // namespace
 
 Json toJson(const Report& r) {
@@ -197,7 +280,8 @@ Json toJson(const Report& r) {
                                      {"pid", f.pid},
                                      {"exact", f.exact},
                                      {"live_bytes", f.live_bytes},
-                                     {"device_total_bytes", f.device_total_bytes}});
+                                     {"device_total_bytes", f.device_total_bytes},
+                                     {"layout", f.layout ? layoutJson(*f.layout) : Json(nullptr)}});
     }
     report["fragmentation"] = std::move(fragmentation);
 
@@ -261,6 +345,7 @@ Json toJson(const Report& r) {
                               {"leaked_allocations", p.leaked_allocations}});
     }
     report["phases"] = std::move(phases);
+    detailJson(r, report);
     return report;
 }
 

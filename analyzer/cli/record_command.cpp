@@ -4,6 +4,7 @@
 
 #include "check_gate.h"
 #include "child_process.h"
+#include "html_report.h"
 #include "preload_locator.h"
 #include "python_status_text.h"
 #include "report_input.h"
@@ -12,9 +13,11 @@
 #include "terminal_style.h"
 #include "text_safety.h"
 #include "trace_discovery.h"
+#include "trace_report.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -35,6 +38,7 @@ struct RecordArgs {
     bool quiet = false;
     bool no_python = false;
     bool check = false;
+    bool html = false;
     CheckOptions check_options;
     std::vector<std::string> command;
 };
@@ -142,6 +146,31 @@ int gate(const std::vector<std::string>& traces, const CheckOptions& options, in
     return command_exit != 0 ? command_exit : verdict;
 }
 
+// `record --html`: one page for every trace of the run, next to the first trace (its name
+// with .html for .gmtrace). Returns false when it could not be written.
+bool writeHtmlReport(const std::vector<std::string>& traces) {
+    std::string path = traces.front();
+    if (path.size() > 8 && path.compare(path.size() - 8, 8, ".gmtrace") == 0) {
+        path.resize(path.size() - 8);
+    }
+    path += ".html";
+    try {
+        const std::string page =
+            analyzer::renderHtml(analyzer::reportOfTraces(traces, analyzer::htmlReportOptions()));
+        std::ofstream file(path, std::ios::trunc);
+        file << page;
+        if (!file.flush()) {
+            std::cerr << "gpumemtrace record: cannot write " << analyzer::printable(path) << '\n';
+            return false;
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "gpumemtrace record --html: " << analyzer::printable(e.what()) << '\n';
+        return false;
+    }
+    std::cerr << "gpumemtrace:   html report: " << shellQuote(relativeToCwd(path)) << '\n';
+    return true;
+}
+
 int runRecord(const RecordArgs& args) {
     if (args.command.empty()) {
         std::cerr << "gpumemtrace record: no command to run (usage: gpumemtrace record "
@@ -163,6 +192,12 @@ int runRecord(const RecordArgs& args) {
         library = *found;
     } else if (::access(library.c_str(), R_OK) != 0) {
         std::cerr << "gpumemtrace record: " << library << ": cannot read the preload library\n";
+        return kExitBadInput;
+    }
+
+    if (args.html && !analyzer::htmlReportAvailable()) {
+        std::cerr << "gpumemtrace record --html: " << analyzer::htmlReportUnavailableReason()
+                  << '\n';
         return kExitBadInput;
     }
 
@@ -213,7 +248,7 @@ int runRecord(const RecordArgs& args) {
         std::cerr << "gpumemtrace: " << args.command.front() << " was killed by signal "
                   << status.signal << " (" << ::strsignal(status.signal) << ")\n";
     }
-    if (args.quiet && !args.check) {
+    if (args.quiet && !args.check && !args.html) {
         return status.exit_code;
     }
     std::vector<std::string> traces = discovery.newTraces();
@@ -223,13 +258,21 @@ int runRecord(const RecordArgs& args) {
                   << (args.check ? "; nothing to check\n" : "\n");
         return status.exit_code;
     }
+    // A report that was asked for and not written fails the run (the command's own
+    // failure and the gate's verdict still win), so that CI does not upload a missing page.
+    auto html = [&] { return args.html && !writeHtmlReport(traces) ? kExitBadInput : kExitOk; };
     if (args.check) {
-        return gate(traces, args.check_options, status.exit_code);
+        const int verdict = gate(traces, args.check_options, status.exit_code);
+        const int html_exit = html();
+        return verdict != kExitOk ? verdict : html_exit;
     }
-    for (const std::string& trace : traces) {
-        summarize(trace);
+    if (!args.quiet) {
+        for (const std::string& trace : traces) {
+            summarize(trace);
+        }
     }
-    return status.exit_code;
+    const int html_exit = html();
+    return status.exit_code != 0 ? status.exit_code : html_exit;
 }
 
 } // namespace
@@ -269,6 +312,9 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
     cmd->add_flag("--no-python", args->no_python,
                   "Native frames only, even in a CPython process (GPUMEMTRACE_PYTHON=0)");
     cmd->add_flag("-q,--quiet", args->quiet, "Do not summarize the traces at the end");
+    cmd->add_flag("--html", args->html,
+                  "Then write one HTML report of the run's traces next to the first one "
+                  "(TRACE.html for TRACE.gmtrace; open it in any browser, offline)");
     CLI::Option* check = cmd->add_flag(
         "--check", args->check,
         "Then gate the traces as `gpumemtrace check` does, verdict on stderr: exit 1 on a "

@@ -1,8 +1,9 @@
 // `gpumemtrace report TRACE...`: the analysis report as text (the default, on a terminal
-// or not) or JSON (docs/report.schema.json). Several traces (one per process) give one
-// report.
+// or not), JSON (docs/report.schema.json) or a self-contained HTML page
+// (docs/html-report.md). Several traces (one per process) give one report.
 #include "commands.h"
 
+#include "html_report.h"
 #include "report.h"
 #include "report_json.h"
 #include "terminal_style.h"
@@ -26,6 +27,7 @@ struct ReportArgs {
     std::string format;
     std::string output;
     size_t top = 10;
+    bool top_given = false;
     size_t timeline_points = 2000;
     size_t frames = 8;
     bool full_stacks = false;
@@ -41,20 +43,30 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 
 int runReport(const ReportArgs& args) {
     using namespace gmt::analyzer;
-    ReportOptions options;
-    options.top = args.top;
+    std::string format = args.format;
+    if (format.empty()) {
+        format = endsWith(args.output, ".json")   ? "json"
+                 : endsWith(args.output, ".html") ? "html"
+                                                  : "text";
+    }
+    if (format == "html" && !htmlReportAvailable()) {
+        std::cerr << "gpumemtrace report: " << htmlReportUnavailableReason() << '\n';
+        return kExitBadInput;
+    }
+    ReportOptions options = format == "html" ? htmlReportOptions() : ReportOptions{};
+    if (format != "html" || args.top_given) {
+        options.top = args.top;
+    }
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
     const Report report = reportOfTraces(args.traces, options);
 
-    std::string format = args.format;
-    if (format.empty()) {
-        format = endsWith(args.output, ".json") ? "json" : "text";
-    }
     std::string out;
     if (format == "json") {
         out = jsonText(toJson(report), 2) + "\n";
+    } else if (format == "html") {
+        out = renderHtml(report);
     } else {
         TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
         style.stacks.full = args.full_stacks;
@@ -88,14 +100,15 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<ReportArgs>();
     cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
     cmd->add_option("--format", args->format,
-                    "text or json (default: text, or json when -o names a .json file)")
-        ->check(CLI::IsMember({"json", "text"}));
+                    "text, json or html (default: text; json or html when -o names a .json or "
+                    ".html file)")
+        ->check(CLI::IsMember({"json", "text", "html"}));
     cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
-    cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
-        ->check(CLI::Range(size_t{1}, size_t{1000000}))
-        ->default_str("10");
-    cmd->add_option("--frames", args->frames,
-                    "Native frames shown per stack in text (Python frames: all)")
+    CLI::Option* top =
+        cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
+            ->check(CLI::Range(size_t{1}, size_t{1000000}))
+            ->default_str("10; html: 100");
+    cmd->add_option("--frames", args->frames, "Native frames shown per stack in text (Python frames: all)")
         ->check(CLI::Range(size_t{1}, size_t{4096}))
         ->default_str("8");
     cmd->add_flag("--full-stacks", args->full_stacks,
@@ -117,8 +130,10 @@ void addReportCommand(CLI::App& app, int& exit_code) {
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
         "Example:\n"
         "  gpumemtrace report gpumemtrace.1234.gmtrace\n"
-        "  gpumemtrace report app.*.gmtrace --format json -o report.json");
-    cmd->callback([args, &exit_code] {
+        "  gpumemtrace report app.*.gmtrace --format json -o report.json\n"
+        "  gpumemtrace report app.*.gmtrace --format html -o report.html   # open it offline");
+    cmd->callback([args, top, &exit_code] {
+        args->top_given = top->count() > 0;
         try {
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {
