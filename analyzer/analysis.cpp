@@ -160,6 +160,15 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
     return {devices.begin(), devices.end()};
 }
 
+std::vector<Fragmentation> Analysis::measureDevices(uint32_t process, bool live_only) const {
+    const ProcessData& p = *processes_[process];
+    std::vector<FragmentationRequest> requests;
+    for (int device : devicesOf(p, live_only)) {
+        requests.push_back({device, p.granularity(device)});
+    }
+    return measureFragmentation(*p.lifetimes, process, requests, options_.top);
+}
+
 void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     size_t live = 0;
     for (const auto& p : processes_) {
@@ -174,14 +183,9 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     events_at_last_measure_ = events_;
     peak_fragmentation_.clear();
     for (uint32_t i = 0; i < processes_.size(); ++i) {
-        const ProcessData& p = *processes_[i];
-        for (int device : devicesOf(p, true)) {
-            FragmentationEntry fe;
-            fe.moment = "peak";
-            fe.time_ns = peak.time_ns;
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
-            peak_fragmentation_.push_back(std::move(fe));
+        for (Fragmentation& f : measureDevices(i, true)) {
+            peak_fragmentation_.push_back(
+                FragmentationEntry{"peak", peak.time_ns, true, std::move(f)});
         }
     }
 }
@@ -197,14 +201,10 @@ void Analysis::finish() {
                           failure_fragmentation_.end());
     for (uint32_t i = 0; i < processes_.size(); ++i) {
         ProcessData& p = *processes_[i];
-        for (int device : devicesOf(p, false)) {
-            FragmentationEntry fe;
-            fe.moment = "end";
-            fe.time_ns =
-                p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
-            fragmentation_.push_back(std::move(fe));
+        const uint64_t end =
+            p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
+        for (Fragmentation& f : measureDevices(i, false)) {
+            fragmentation_.push_back(FragmentationEntry{"end", end, true, std::move(f)});
         }
         p.lifetimes->finish();
     }

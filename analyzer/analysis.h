@@ -84,6 +84,9 @@ class Analysis {
     void onFailure(uint32_t process, const format::Event& e);
     void onPeakSnapshot(const PeakPoint& peak);
     std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
+    // Fragmentation on every device of the process (live_only: those holding memory), in
+    // one walk of its live set.
+    std::vector<Fragmentation> measureDevices(uint32_t process, bool live_only) const;
 
     AnalysisOptions options_;
     LiveAccounting accounting_;

@@ -137,6 +137,7 @@ Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hi
     } else {
         it = pointers_.emplace_hint(hint, a.address, a);
     }
+    teardown_.link(it->second);
     pointer_index_[a.address] = it;
     ++pointers_version_;
     return it;
@@ -145,6 +146,7 @@ Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hi
 Lifetimes::PointerMap::iterator Lifetimes::erasePointer(PointerMap::iterator it) {
     constexpr size_t kMaxSpareNodes = 1024;
     auto next = std::next(it);
+    teardown_.unlink(it->second);
     pointer_index_.erase(it->first);
     if (spare_nodes_.size() < kMaxSpareNodes) {
         spare_nodes_.push_back(pointers_.extract(it));
@@ -343,8 +345,7 @@ bool Lifetimes::onEvent(const Event& e) {
         return false;
     case Op::CtxCreate:
         if (e.result == 0 && e.context != 0) {
-            user_contexts_.insert(e.context);
-            context_device_.erase(e.context);
+            teardown_.onContextCreated(e.context);
         }
         return false;
     case Op::PoolCreate:
@@ -375,6 +376,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         if (fits || next == pointers_.end() || next->first >= end) {
             pending_free_ = false;
             pending_free_it_->second = a;
+            teardown_.link(pending_free_it_->second);
             return &pending_free_it_->second.site;
         }
     }
@@ -417,13 +419,12 @@ void Lifetimes::addAllocation(const Event& e) {
     a.api = e.api;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
-    if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
-        context_device_[e.context] = e.device;
-    }
+    teardown_.learnContext(e.context, e.device);
     uint32_t* site = nullptr; // where the stored allocation keeps its site index
     if (a.kind == Kind::Array) {
         auto old = arrays_.find(a.address);
         if (old != arrays_.end()) {
+            teardown_.unlink(old->second);
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
@@ -431,6 +432,7 @@ void Lifetimes::addAllocation(const Event& e) {
         }
         Allocation& held = arrays_[a.address];
         held = a;
+        teardown_.link(held);
         site = &held.site;
     } else {
         site = placePointer(a, e.time_ns);
@@ -472,7 +474,7 @@ void Lifetimes::onFree(const Event& e) {
     const Family family = freeFamily(e.api);
     const bool array_call =
         isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
-    const Allocation* found = nullptr;
+    Allocation* found = nullptr;
     PointerMap::iterator* found_pointer = nullptr;
     bool in_arrays = false;
     if (array_call) {
@@ -520,6 +522,7 @@ void Lifetimes::onFree(const Event& e) {
     }
     ++counters_.frees;
     Allocation a = *found;
+    teardown_.unlink(*found);
     if (in_arrays) {
         arrays_.erase(a.address);
     } else {
@@ -534,48 +537,25 @@ void Lifetimes::onFree(const Event& e) {
 
 void Lifetimes::onTeardown(const Event& e) {
     ++counters_.teardowns;
-    auto owned = [&](const Allocation& a) {
-        if (a.kind == Kind::Pool || a.kind == Kind::Vmm) {
-            return false;
-        }
-        if (e.context != 0) {
-            return a.context == e.context;
-        }
-        if (e.device < 0 || user_contexts_.contains(a.context)) {
-            return false;
-        }
-        if (a.device == e.device) {
-            return true;
-        }
-        // Pinned host memory has no device, but it belongs to the primary context it was
-        // allocated in.
-        auto ctx = context_device_.find(a.context);
-        return a.device < 0 && a.context != 0 && ctx != context_device_.end() &&
-               ctx->second == e.device;
-    };
-    std::vector<Allocation> ended;
     settlePendingFreeNow();
-    for (auto it = pointers_.begin(); it != pointers_.end();) {
-        if (owned(it->second)) {
-            ended.push_back(it->second);
-            it = erasePointer(it);
-        } else {
-            ++it;
-        }
+    // Ended in address order, pointers before arrays, whatever order the index keeps.
+    std::vector<Allocation> ended;
+    for (Allocation* a : teardown_.take(e)) {
+        ended.push_back(*a);
     }
-    for (auto it = arrays_.begin(); it != arrays_.end();) {
-        if (owned(it->second)) {
-            ended.push_back(it->second);
-            it = arrays_.erase(it);
-        } else {
-            ++it;
+    std::sort(ended.begin(), ended.end(), [](const Allocation& x, const Allocation& y) {
+        const bool xa = x.kind == Kind::Array, ya = y.kind == Kind::Array;
+        return xa != ya ? ya : x.address < y.address;
+    });
+    for (const Allocation& a : ended) {
+        if (a.kind == Kind::Array) {
+            arrays_.erase(a.address);
+        } else if (PointerMap::iterator* it = pointer_index_.find(a.address)) {
+            erasePointer(*it);
         }
     }
     for (const Allocation& a : ended) {
         endAllocation(a, e.time_ns, true);
-    }
-    if (e.context != 0) {
-        user_contexts_.erase(e.context);
     }
 }
 

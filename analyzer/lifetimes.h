@@ -6,8 +6,10 @@
 // mismatched frees. Live bytes are charged to the shared LiveAccounting.
 #pragma once
 
+#include "allocation.h"
 #include "flat_map.h"
 #include "live_accounting.h"
+#include "teardown_index.h"
 
 #include <gpumemtrace/trace_format.h>
 
@@ -20,19 +22,6 @@
 #include <vector>
 
 namespace gmt::analyzer {
-
-struct Allocation {
-    uint64_t address = 0;
-    uint64_t size = 0;   // bytes asked for: what is counted
-    uint64_t extent = 0; // address range held (>= size for pitched allocations)
-    uint64_t context = 0;
-    uint64_t time_ns = 0;
-    uint32_t stack = 0;
-    int device = -1;
-    format::Kind kind = format::Kind::None;
-    format::Api api = format::Api::Unknown;
-    uint32_t site = kNoSite; // LiveAccounting's counter for (process, stack)
-};
 
 struct Reservation {
     uint64_t size = 0;
@@ -186,8 +175,7 @@ class Lifetimes {
     std::vector<std::unique_ptr<uint64_t[]>> freed_order_;
     size_t freed_count_ = 0; // slots filled, until the ring is full
     size_t freed_head_ = 0;
-    std::unordered_set<uint64_t> user_contexts_;
-    std::unordered_map<uint64_t, int> context_device_; // learned primary contexts
+    TeardownIndex teardown_; // what a teardown ends, by context and device
     std::unordered_map<int, uint64_t> live_by_device_;
     std::map<LeakKey, LeakGroup> leaks_;
     std::vector<FreeError> errors_;

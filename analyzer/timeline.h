@@ -1,7 +1,9 @@
 // Live bytes over time in bounded memory. The trace length is unknown while streaming,
 // so buckets start narrow and double in width (merging neighbours) whenever they would
 // exceed the point budget; each bucket keeps its maximum and when it happened, so a
-// spike never disappears in the downsampling.
+// spike never disappears in the downsampling. Only buckets that saw a value are stored:
+// a device with two events costs two buckets, whatever the budget (a trace may name
+// thousands of devices).
 #pragma once
 
 #include <cstddef>
@@ -11,8 +13,12 @@
 
 namespace gmt::analyzer {
 
+// The most points a timeline may be asked for (the CLI's --timeline-points bound).
+inline constexpr size_t kMaxTimelinePoints = 100'000;
+
 class Timeline {
   public:
+    // `max_points` is clamped to 1 ... kMaxTimelinePoints.
     explicit Timeline(size_t max_points = 2000);
 
     void record(uint64_t time_ns, uint64_t bytes);
@@ -22,18 +28,23 @@ class Timeline {
 
   private:
     struct Bucket {
+        uint64_t index = 0; // offset from the origin / width
         uint64_t time_ns = 0;
         uint64_t bytes = 0;
-        bool used = false;
     };
     void halve();
+    // Sorts the buckets by index and merges those with the same index (each keeps the
+    // largest value, the first one recorded on a tie).
+    void compact();
 
     size_t max_points_;
     bool started_ = false;
     uint64_t origin_ = 0;
-    uint64_t width_ = 1;       // ns per bucket: always a power of two
-    unsigned width_shift_ = 0; // log2(width_)
+    unsigned width_shift_ = 0; // log2 of the ns per bucket
+    // Sorted by index with distinct indexes up to sorted_; a time older than the last one
+    // (threads stamp their own calls) appends out of order until the next compact().
     std::vector<Bucket> buckets_;
+    size_t sorted_ = 0;
 };
 
 } // namespace gmt::analyzer

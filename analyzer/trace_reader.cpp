@@ -39,7 +39,8 @@ bool allZero(const void* p, size_t n) {
 
 } // namespace
 
-TraceReader::TraceReader(std::string path) : file_(std::move(path)) {
+TraceReader::TraceReader(std::string path, size_t read_ahead)
+    : file_(std::move(path)), read_ahead_(std::max(read_ahead, kMinReadAhead)) {
     const std::string& name = file_.path();
     if (file_.size() == 0) {
         throw TraceError(name, 0, "empty file: not a gpumemtrace trace");
@@ -100,14 +101,14 @@ void TraceReader::stop(uint64_t offset, std::string reason) {
 // Points at `n` bytes of the file at `offset` (`got` of them, fewer only at the end of
 // the file), reading ahead in large chunks.
 const uint8_t* TraceReader::fetch(uint64_t offset, size_t n, size_t& got) {
-    constexpr size_t kReadAhead = 1u << 20;
     if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_size_) {
         got = n;
         return buf_.data() + (offset - buf_offset_);
     }
-    const size_t want = std::max(n, kReadAhead);
-    if (buf_.size() < want) {
-        buf_.resize(want);
+    const size_t want = std::max(n, read_ahead_);
+    if (buf_.size() < want || (want == read_ahead_ && buf_.size() > read_ahead_)) {
+        // Grown for a large frame: back to the read-ahead size once frames are small.
+        std::vector<uint8_t>(want).swap(buf_);
     }
     buf_offset_ = offset;
     buf_size_ = file_.read(offset, buf_.data(), want);
@@ -229,6 +230,10 @@ bool TraceReader::next(Record& out) {
         status_.skipped_records += ring_->skippedSlots();
         ring_.reset();
         phase_ = Phase::Done;
+        // Other traces may still be read for a long time: give back what this one held.
+        std::vector<uint8_t>().swap(buf_);
+        buf_size_ = 0;
+        file_.close();
         status_.dropped_events = std::max(trailer_.dropped_events, prologue_.dropped_events);
         status_.complete = status_.trailer_seen && last_was_trailer_ && !status_.stopped_early;
     }

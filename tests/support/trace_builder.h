@@ -232,8 +232,9 @@ class TraceBuilder {
 
   private:
     template <typename F> TraceBuilder& body(tf::RecordTag tag, F&& encode) {
-        std::vector<uint8_t> scratch(tf::kMaxRecordSize);
-        tf::ByteWriter w(scratch.data(), scratch.size());
+        // One scratch buffer for every record: tests build traces of 10^5 records.
+        scratch_.resize(tf::kMaxRecordSize);
+        tf::ByteWriter w(scratch_.data(), scratch_.size());
         encode(w);
         if (!w.ok()) {
             throw std::runtime_error("record too large");
@@ -241,17 +242,19 @@ class TraceBuilder {
         if (tag == tf::RecordTag::Event) {
             ++events_;
         }
-        scratch.resize(w.size());
-        appendRaw(static_cast<uint8_t>(tag), scratch);
+        appendRaw(static_cast<uint8_t>(tag), scratch_.data(), w.size());
         return *this;
     }
     void appendRaw(uint8_t tag, const std::vector<uint8_t>& b) {
-        std::vector<uint8_t> rec(b.size() + 16);
-        tf::ByteWriter w(rec.data(), rec.size());
+        appendRaw(tag, b.data(), b.size());
+    }
+    void appendRaw(uint8_t tag, const uint8_t* data, size_t size) {
+        uint8_t head[16];
+        tf::ByteWriter w(head, sizeof head);
         w.byte(tag);
-        w.varint(b.size());
-        w.bytes(b.data(), b.size());
-        current_.insert(current_.end(), rec.begin(), rec.begin() + w.size());
+        w.varint(size);
+        current_.insert(current_.end(), head, head + w.size());
+        current_.insert(current_.end(), data, data + size);
         ++frame_records_;
     }
     tf::Slot& slot(uint64_t position) {
@@ -270,6 +273,7 @@ class TraceBuilder {
     uint64_t position_ = 0;
     uint64_t events_ = 0;
     tf::EventCoder prev_{};
+    std::vector<uint8_t> scratch_;
 };
 
 } // namespace gmt::test
