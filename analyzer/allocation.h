@@ -19,6 +19,10 @@ struct TeardownLink {
     TeardownLink() = default;
     TeardownLink(const TeardownLink&) {}
     TeardownLink& operator=(const TeardownLink&) { return *this; }
+    void clear() {
+        prev = next = nullptr;
+        bucket = nullptr;
+    }
 
     Allocation* prev = nullptr;
     Allocation* next = nullptr;

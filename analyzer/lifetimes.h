@@ -97,6 +97,7 @@ class Lifetimes {
         settlePendingFree();
         return pointers_;
     }
+    const std::unordered_map<uint64_t, Allocation>& arrays() const { return arrays_; }
     const std::map<uint64_t, Reservation>& reservations() const { return reservations_; }
     const std::map<uint64_t, Mapping>& mappings() const { return mappings_; }
     const std::unordered_map<uint64_t, PhysicalHandle>& handles() const { return handles_; }

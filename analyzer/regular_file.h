@@ -24,8 +24,13 @@ struct OpenedFile {
 };
 
 // Opens `path` read-only if it is a regular file. On failure returns nullopt and sets
-// `why` to the reason ("No such file or directory", "not a regular file (a FIFO)").
-inline std::optional<OpenedFile> openRegularFile(const std::string& path, std::string& why) {
+// `why` to the reason ("No such file or directory", "not a regular file (a FIFO)"), and
+// `*not_regular` (when given) to whether the path exists but names something else.
+inline std::optional<OpenedFile> openRegularFile(const std::string& path, std::string& why,
+                                                 bool* not_regular = nullptr) {
+    if (not_regular) {
+        *not_regular = false;
+    }
     // O_NONBLOCK makes open(2) of a FIFO return at once instead of waiting for a writer;
     // on a regular file it changes nothing, and it is cleared below anyway.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -40,6 +45,9 @@ inline std::optional<OpenedFile> openRegularFile(const std::string& path, std::s
         return std::nullopt;
     }
     if (!S_ISREG(st.st_mode)) {
+        if (not_regular) {
+            *not_regular = true;
+        }
         why = S_ISDIR(st.st_mode)    ? "not a regular file (a directory)"
               : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
               : S_ISCHR(st.st_mode)  ? "not a regular file (a character device)"

@@ -112,7 +112,7 @@ void TeardownIndex::unlink(Allocation& a) {
     if (a.teardown.next) {
         a.teardown.next->teardown.prev = a.teardown.prev;
     }
-    a.teardown = TeardownLink{};
+    a.teardown.clear();
 }
 
 void TeardownIndex::takeBucket(const Key& key, std::vector<Allocation*>& out) {
@@ -122,7 +122,7 @@ void TeardownIndex::takeBucket(const Key& key, std::vector<Allocation*>& out) {
     }
     for (Allocation* a = it->second.head; a;) {
         Allocation* next = a->teardown.next;
-        a->teardown = TeardownLink{};
+        a->teardown.clear();
         out.push_back(a);
         a = next;
     }

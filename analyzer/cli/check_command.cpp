@@ -2,13 +2,14 @@
 // the limits; exit 0 when all hold, 1 when one is exceeded, 2 for unusable input.
 #include "commands.h"
 
+#include "count_option.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
+#include "output_file.h"
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -149,18 +150,14 @@ int runCheck(const CheckArgs& args) {
                   << " checks in " << failed_processes << " of " << verdicts.size()
                   << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
     }
-    std::cout.flush();
+    finishStdout();
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
         for (const ProcessVerdict& v : verdicts) {
             suites.push_back(junitSuite(v));
         }
-        std::ofstream out(args.junit, std::ios::trunc);
-        out << renderJUnit(suites, "gpumemtrace check");
-        if (!out.flush()) {
-            throw InputError("cannot write JUnit report " + args.junit);
-        }
+        writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
@@ -189,8 +186,11 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                     "File of leak:PATTERN / error:PATTERN lines to ignore");
     cmd->add_option("--junit", args->junit, "Also write the verdict as JUnit XML to FILE");
     cmd->add_option("--top", args->top, "Leak sites and errors shown with stacks")
+        ->check(countRange(0, kMaxTop))
         ->default_str("5");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack")->default_str("8");
+    cmd->add_option("--frames", args->frames, "Frames shown per stack")
+        ->check(countRange(0, kMaxShownFrames))
+        ->default_str("8");
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only (faster)");
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"

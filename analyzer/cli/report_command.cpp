@@ -2,11 +2,13 @@
 // text. Several traces (one per process) give one report.
 #include "commands.h"
 
+#include "count_option.h"
+#include "output_file.h"
 #include "report_builder.h"
 #include "text_report.h"
+#include "timeline.h"
 #include "trace_error.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <unistd.h>
@@ -34,11 +36,11 @@ void addReportCommand(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"json", "text"}));
     cmd->add_option("-o,--output", args->output, "Write the report to FILE");
     cmd->add_option("--top", args->top, "Leaks, peak sites and holes listed")
-        ->check(CLI::PositiveNumber);
+        ->check(countRange(1, kMaxTop));
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,
                     "Timeline points per device (each keeps its bucket's maximum)")
-        ->check(CLI::PositiveNumber);
+        ->check(countRange(1, analyzer::kMaxTimelinePoints));
     cmd->callback([args, &exit_code] {
         using namespace gmt::analyzer;
         ReportOptions options;
@@ -59,16 +61,9 @@ void addReportCommand(CLI::App& app, int& exit_code) {
         }
         std::string text = format == "text" ? renderText(report) : report.dump(2) + "\n";
         if (args->output.empty()) {
-            std::cout << text;
-            std::cout.flush();
+            writeStdout(text);
         } else {
-            std::ofstream out(args->output, std::ios::trunc);
-            out << text;
-            if (!out.flush()) {
-                std::cerr << "gpumemtrace: cannot write " << args->output << '\n';
-                exit_code = kExitBadInput;
-                return;
-            }
+            writeOutputFile(args->output, text);
         }
         exit_code = kExitOk;
     });
