@@ -12,9 +12,9 @@ using format::SlotType;
 RingRecovery::RingRecovery(const TraceFile& file, const format::Prologue& prologue,
                            uint64_t first_uncovered)
     : file_(file), prologue_(prologue) {
-    constexpr uint32_t kChunkSlots = 4096;
-    std::vector<Slot> chunk(kChunkSlots);
     const uint32_t slots = prologue_.ring_slots;
+    const uint32_t kChunkSlots = std::min<uint32_t>(4096, slots);
+    std::vector<Slot> chunk(kChunkSlots);
     for (uint32_t base = 0; base < slots; base += kChunkSlots) {
         uint32_t n = std::min(kChunkSlots, slots - base);
         size_t got = file_.read(prologue_.ring_offset + uint64_t{base} * format::kSlotSize,

@@ -105,8 +105,10 @@ const uint8_t* TraceReader::fetch(uint64_t offset, size_t n, size_t& got) {
         got = n;
         return buf_.data() + (offset - buf_offset_);
     }
-    const size_t want = std::max(n, read_ahead_);
-    if (buf_.size() < want || (want == read_ahead_ && buf_.size() > read_ahead_)) {
+    // No more than the file holds: a small trace needs no full read-ahead buffer.
+    const uint64_t left = offset < file_.size() ? file_.size() - offset : 0;
+    const size_t want = std::max<size_t>(n, std::min<uint64_t>(read_ahead_, left));
+    if (buf_.size() < want || buf_.size() > std::max(want, read_ahead_)) {
         // Grown for a large frame: back to the read-ahead size once frames are small.
         std::vector<uint8_t>(want).swap(buf_);
     }

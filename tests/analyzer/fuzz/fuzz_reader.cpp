@@ -5,15 +5,9 @@
 //      wrapped in a frame header with a correct checksum, so record decoding is reached;
 //   2: like 1, but the first half of the input fills the ring (ring recovery is reached).
 // Invariant: TraceError or a report, never a crash, a hang or an unbounded allocation.
-#include "analysis.h"
-#include "report_builder.h"
-#include "text_report.h"
-#include "trace_error.h"
+#include "analyze_file.h"
 
-#include <cstdio>
-#include <string>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -64,21 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     const uint8_t mode = data[0] % 3;
-    std::vector<uint8_t> file = mode == 0 ? std::vector<uint8_t>(data + 1, data + size)
-                                          : withPrologue(data + 1, size - 1, mode == 2);
-    int fd = ::memfd_create("gmt-fuzz", 0);
-    if (fd < 0 || ::write(fd, file.data(), file.size()) != static_cast<ssize_t>(file.size())) {
-        std::abort();
-    }
-    std::string path = "/proc/self/fd/" + std::to_string(fd);
-    try {
-        analyzer::ReportOptions options;
-        options.symbols = false;
-        options.timeline_points = 16;
-        analyzer::Json report = analyzer::buildReport({path}, options);
-        (void)analyzer::renderText(report);
-    } catch (const analyzer::TraceError&) {
-    }
-    ::close(fd);
+    gmt::fuzz::analyzeFile(mode == 0 ? std::vector<uint8_t>(data + 1, data + size)
+                                     : withPrologue(data + 1, size - 1, mode == 2));
     return 0;
 }
