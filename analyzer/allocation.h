@@ -40,6 +40,7 @@ struct Allocation {
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
     uint32_t site = kNoSite; // LiveAccounting's counter for (process, stack)
+    uint32_t gaps = 0;       // gaps in the trace before it was allocated (Lifetimes::onGap)
     TeardownLink teardown;
 };
 

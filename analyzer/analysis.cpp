@@ -48,12 +48,36 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     p->prologue = prologue;
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    if (prologue.dropped_events > 0) {
+        // Known from the start (drop mode counts in the prologue as it goes): errors are
+        // marked as they are found.
+        p->missing.dropped_events = prologue.dropped_events;
+        p->lifetimes->onUnlocatedLoss();
+    }
     processes_.push_back(std::move(p));
     return index;
 }
 
+void Analysis::onGap(ProcessData& p, const Record& r) {
+    MissingEvents& m = p.missing;
+    m.missing_positions += r.missing_before;
+    ++m.range_count;
+    if (m.ranges.size() < options_.max_listed) {
+        MissingRange range;
+        range.first_position = r.position - r.missing_before;
+        range.positions = r.missing_before;
+        range.after_time_ns = p.events ? p.last_time_ns : 0;
+        range.before_time_ns = r.tag == format::RecordTag::Event ? r.event.time_ns : 0;
+        m.ranges.push_back(range);
+    }
+    p.lifetimes->onGap();
+}
+
 void Analysis::onRecord(uint32_t process, const Record& r) {
     ProcessData& p = *processes_[process];
+    if (r.missing_before > 0) [[unlikely]] {
+        onGap(p, r);
+    }
     switch (r.tag) {
     case format::RecordTag::Header:
         p.header = r.header;
@@ -191,7 +215,17 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
 }
 
 void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
-    processes_[process]->status = status;
+    ProcessData& p = *processes_[process];
+    p.status = status;
+    if (status.unknown_tail) {
+        p.missing.unknown_tail = true;
+        p.lifetimes->onGap(); // what is live at the end may have been freed after
+    }
+    // The trailer's count (at the end) can exceed the prologue's (read at the start).
+    if (status.dropped_events > 0) {
+        p.missing.dropped_events = status.dropped_events;
+        p.lifetimes->onUnlocatedLoss();
+    }
 }
 
 void Analysis::finish() {

@@ -172,13 +172,34 @@ uint64_t Lifetimes::liveDeviceBytes(int device) const {
 }
 
 void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
-                      std::string detail) {
+                      std::string detail, bool before_gap) {
+    const bool uncertain = before_gap || unlocated_loss_;
     ++counters_.errors;
+    counters_.uncertain_errors += uncertain ? 1 : 0;
     if (errors_.size() >= max_errors_) {
         return;
     }
     errors_.push_back(FreeError{type, e.api, e.address, e.time_ns, e.stack_id, alloc_stack,
-                                alloc_api, e.result, std::move(detail)});
+                                alloc_api, e.result, std::move(detail), uncertain});
+}
+
+void Lifetimes::onGap() {
+    ++gaps_;
+}
+
+void Lifetimes::onUnlocatedLoss() {
+    if (unlocated_loss_) {
+        return;
+    }
+    unlocated_loss_ = true;
+    for (FreeError& e : errors_) {
+        e.uncertain = true;
+    }
+    counters_.uncertain_errors = counters_.errors;
+    for (auto& [key, g] : leaks_) {
+        g.uncertain_bytes = g.bytes;
+        g.uncertain_allocations = g.allocations;
+    }
 }
 
 void Lifetimes::rememberFreed(uint64_t address, Freed f) {
@@ -212,10 +233,14 @@ void Lifetimes::rememberFreed(uint64_t address, Freed f) {
     }
 }
 
-void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device) {
+void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain) {
     LeakGroup& g = leaks_[key];
     g.bytes += bytes;
     g.allocations += 1;
+    if (uncertain || unlocated_loss_) {
+        g.uncertain_bytes += bytes;
+        g.uncertain_allocations += 1;
+    }
     g.bytes_by_device[device] += bytes;
 }
 
@@ -243,7 +268,7 @@ bool Lifetimes::onEvent(const Event& e) {
         auto it = reservations_.find(e.address);
         if (it == reservations_.end()) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "cuMemAddressFree of an address range that was not reserved");
+                  "cuMemAddressFree of an address range that was not reserved", gaps_ > 0);
         } else {
             reservations_.erase(it);
         }
@@ -265,6 +290,7 @@ bool Lifetimes::onEvent(const Event& e) {
             handles_.erase(old);
         }
         PhysicalHandle h;
+        h.gaps = gaps_;
         h.size = e.size;
         h.time_ns = e.time_ns;
         h.stack = e.stack_id;
@@ -292,7 +318,8 @@ bool Lifetimes::onEvent(const Event& e) {
             error(it == handles_.end() ? ErrorType::InvalidFree : ErrorType::DoubleFree, copy,
                   it == handles_.end() ? 0 : it->second.stack,
                   it == handles_.end() ? Api::Unknown : it->second.api,
-                  "cuMemRelease of a handle that is not held");
+                  "cuMemRelease of a handle that is not held",
+                  it == handles_.end() ? gaps_ > 0 : it->second.gaps < gaps_);
             return false;
         }
         ++counters_.frees;
@@ -321,7 +348,7 @@ bool Lifetimes::onEvent(const Event& e) {
         auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
         if (first == last) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "cuMemUnmap of a range with no mapping");
+                  "cuMemUnmap of a range with no mapping", gaps_ > 0);
             return false;
         }
         std::vector<uint64_t> to_end;
@@ -417,6 +444,7 @@ void Lifetimes::addAllocation(const Event& e) {
     a.device = e.device;
     a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
     a.api = e.api;
+    a.gaps = gaps_;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
     teardown_.learnContext(e.context, e.device);
@@ -450,9 +478,9 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
-        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device, a.gaps < gaps_);
     }
-    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown});
+    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown, gaps_});
 }
 
 void Lifetimes::endHandle(uint64_t handle, uint64_t time_ns) {
@@ -499,14 +527,15 @@ void Lifetimes::onFree(const Event& e) {
         const Freed* f = freed_.find(e.address);
         if (!f) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "free of an address that was never allocated");
+                  "free of an address that was never allocated", gaps_ > 0);
         } else if (f->by_teardown) {
             error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
                   "free of an allocation that a device reset or context destroy already "
-                  "released");
+                  "released",
+                  f->gaps < gaps_);
         } else {
             error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
-                  "free of an address that was already freed");
+                  "free of an address that was already freed", f->gaps < gaps_);
         }
         return;
     }
@@ -515,7 +544,8 @@ void Lifetimes::onFree(const Event& e) {
     if (family != Family::Unknown && alloc_family != Family::Unknown && family != alloc_family) {
         error(ErrorType::MismatchedFree, e, found->stack, found->api,
               std::string(format::apiName(e.api)) + " on memory from " +
-                  std::string(format::apiName(found->api)));
+                  std::string(format::apiName(found->api)),
+              found->gaps < gaps_);
     }
     if (e.result != 0) {
         return; // the driver refused: the allocation is still there
@@ -562,13 +592,14 @@ void Lifetimes::onTeardown(const Event& e) {
 void Lifetimes::finish() {
     settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [address, a] : arrays_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [handle, h] : handles_) {
-        leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device);
+        leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device,
+             h.gaps < gaps_);
     }
 }
 

@@ -30,6 +30,7 @@ struct Reservation {
 
 struct PhysicalHandle {
     uint64_t size = 0;
+    uint32_t gaps = 0; // gaps in the trace before it was created
     uint64_t time_ns = 0;
     uint32_t stack = 0;
     int device = -1;
@@ -58,6 +59,9 @@ struct FreeError {
     format::Api allocation_api = format::Api::Unknown;
     int32_t result = 0;
     std::string detail;
+    // Events missing from the trace (a gap, or drops) could explain it: the allocation or
+    // free it contradicts may be among them.
+    bool uncertain = false;
 };
 
 // Leaks are aggregated as they become known (teardown) and at the end.
@@ -71,6 +75,9 @@ struct LeakKey {
 struct LeakGroup {
     uint64_t bytes = 0;
     uint64_t allocations = 0;
+    // Of those, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
     std::map<int, uint64_t> bytes_by_device;
 };
 
@@ -80,7 +87,8 @@ struct ProcessCounters {
     uint64_t failed_allocations = 0;
     uint64_t errors = 0;
     uint64_t teardowns = 0;
-    uint64_t implicit_ends = 0; // a new allocation over a live one (a free not recorded)
+    uint64_t implicit_ends = 0;    // a new allocation over a live one (a free not recorded)
+    uint64_t uncertain_errors = 0; // of `errors`, those missing events could explain
     std::array<uint64_t, kKindCount> allocations_by_kind{};
 };
 
@@ -92,6 +100,14 @@ class Lifetimes {
     bool onEvent(const format::Event& e);
     // Everything still live becomes a leak; call once, at the end.
     void finish();
+
+    // Events are missing from here on (the trace has a gap in its sequence, or its log
+    // ends in damage): an error or leak that events in the gap could explain is marked
+    // uncertain instead of being reported as fact.
+    void onGap();
+    // Events were lost at points the trace does not record (drop mode): every error and
+    // leak is uncertain, those found so far included.
+    void onUnlocatedLoss();
 
     const std::map<uint64_t, Allocation>& pointers() const {
         settlePendingFree();
@@ -115,6 +131,7 @@ class Lifetimes {
         uint32_t allocation_stack = 0;
         format::Api api = format::Api::Unknown;
         bool by_teardown = false;
+        uint32_t gaps = 0; // gaps in the trace before the free
     };
 
     Charge charge(const Allocation& a) const;
@@ -125,9 +142,10 @@ class Lifetimes {
     void endHandle(uint64_t handle, uint64_t time_ns);
     void onTeardown(const format::Event& e);
     void rememberFreed(uint64_t address, Freed f);
+    // `before_gap`: the allocation or free the error contradicts came before a gap.
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
-               std::string detail);
-    void leak(const LeakKey& key, uint64_t bytes, int device);
+               std::string detail, bool before_gap);
+    void leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain);
     uint64_t& liveOn(int device);
 
     // pointers_ with an address index and recycled nodes: a free finds its allocation
@@ -181,6 +199,8 @@ class Lifetimes {
     std::map<LeakKey, LeakGroup> leaks_;
     std::vector<FreeError> errors_;
     ProcessCounters counters_;
+    uint32_t gaps_ = 0;           // gaps seen so far
+    bool unlocated_loss_ = false; // drops: nothing is certain
 };
 
 } // namespace gmt::analyzer

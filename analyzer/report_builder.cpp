@@ -99,7 +99,7 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
     std::array<uint64_t, kKindCount> kind_allocs{}, kind_leaked{}, kind_leaked_allocs{};
     std::map<int, uint64_t> device_leaked;
     uint64_t allocations = 0, frees = 0, failed = 0, errors = 0, leaked = 0, leaked_allocs = 0,
-             teardown_released = 0;
+             teardown_released = 0, uncertain_errors = 0, uncertain_leaked = 0;
     Json processes = Json::array();
     for (uint32_t i = 0; i < procs.size(); ++i) {
         const ProcessData& p = *procs[i];
@@ -108,6 +108,7 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
         frees += c.frees;
         failed += c.failed_allocations;
         errors += c.errors;
+        uncertain_errors += c.uncertain_errors;
         for (size_t k = 0; k < kKindCount; ++k) {
             kind_allocs[k] += c.allocations_by_kind[k];
         }
@@ -117,6 +118,7 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
             leaked += g.bytes;
             proc_leaked += g.bytes;
             leaked_allocs += g.allocations;
+            uncertain_leaked += g.uncertain_bytes;
             if (key.released_by_teardown) {
                 teardown_released += g.bytes;
             }
@@ -166,6 +168,20 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
             phases.push_back(Json{{"time_ns", ph.time_ns}, {"name", ph.name}});
         }
         proc["phases"] = std::move(phases);
+        if (p.missing.any()) {
+            Json ranges = Json::array();
+            for (const MissingRange& m : p.missing.ranges) {
+                ranges.push_back(Json{{"first_position", m.first_position},
+                                      {"positions", m.positions},
+                                      {"after_time_ns", m.after_time_ns},
+                                      {"before_time_ns", m.before_time_ns}});
+            }
+            proc["missing_events"] = Json{{"dropped_events", p.missing.dropped_events},
+                                          {"missing_positions", p.missing.missing_positions},
+                                          {"gap_count", p.missing.range_count},
+                                          {"gaps", std::move(ranges)},
+                                          {"unknown_tail", p.missing.unknown_tail}};
+        }
         processes.push_back(std::move(proc));
     }
 
@@ -174,12 +190,18 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
     report["schema_version"] = kReportSchemaVersion;
     report["generator"] = std::string("gpumemtrace ") + GMT_VERSION;
     report["processes"] = std::move(processes);
-    report["summary"] =
-        Json{{"allocations", allocations},      {"frees", frees},
-             {"failed_allocations", failed},    {"errors", errors},
-             {"leaked_bytes", leaked},          {"leaked_allocations", leaked_allocs},
-             {"peak_bytes", acc.peak().bytes},  {"peak_time_ns", acc.peak().time_ns},
-             {"leak_groups", leak_rows.size()}, {"teardown_released_bytes", teardown_released}};
+    report["summary"] = Json{{"allocations", allocations},
+                             {"frees", frees},
+                             {"failed_allocations", failed},
+                             {"errors", errors},
+                             {"leaked_bytes", leaked},
+                             {"leaked_allocations", leaked_allocs},
+                             {"peak_bytes", acc.peak().bytes},
+                             {"peak_time_ns", acc.peak().time_ns},
+                             {"leak_groups", leak_rows.size()},
+                             {"teardown_released_bytes", teardown_released},
+                             {"uncertain_errors", uncertain_errors},
+                             {"uncertain_leaked_bytes", uncertain_leaked}};
 
     Json kinds = Json::object();
     for (Kind k : kReportedKinds) {
@@ -249,7 +271,9 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
                              {"stack", stackOf(r.process, r.key.stack)},
                              {"released_by_teardown", r.key.released_by_teardown},
                              {"pid", pidOf(*procs[r.process])},
-                             {"stack_id", r.key.stack}});
+                             {"stack_id", r.key.stack},
+                             {"uncertain_bytes", r.group->uncertain_bytes},
+                             {"uncertain_allocations", r.group->uncertain_allocations}});
     }
     report["leaks"] = std::move(leaks);
 
@@ -340,7 +364,8 @@ Json reportJson(const Analysis& analysis, const ReportOptions& options) {
                                 {"allocation_api", format::apiName(e.allocation_api)},
                                 {"detail", e.detail},
                                 {"result", e.result},
-                                {"pid", pidOf(*procs[i])}});
+                                {"pid", pidOf(*procs[i])},
+                                {"uncertain", e.uncertain}});
         }
     }
     report["errors"] = std::move(errs);

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace gmt::analyzer {
 
@@ -81,6 +83,27 @@ std::string renderText(const Json& r) {
                 << " (valid log ends at offset " << p.value("valid_log_end_offset", 0)
                 << "); analysed up to its last valid record\n";
         }
+        if (p.contains("missing_events")) {
+            const Json& m = p["missing_events"];
+            std::vector<std::string> what;
+            if (m.value("gap_count", uint64_t{0}) > 0) {
+                what.push_back(std::to_string(m.value("missing_positions", uint64_t{0})) +
+                               " sequence positions in " +
+                               std::to_string(m.value("gap_count", uint64_t{0})) + " gap(s)");
+            }
+            if (m.value("dropped_events", uint64_t{0}) > 0) {
+                what.push_back(std::to_string(m.value("dropped_events", uint64_t{0})) +
+                               " events dropped at unknown points");
+            }
+            if (m.value("unknown_tail", false)) {
+                what.push_back("an unknown number after the valid log");
+            }
+            out << "  MISSING EVENTS:";
+            for (size_t i = 0; i < what.size(); ++i) {
+                out << (i ? ", " : " ") << what[i];
+            }
+            out << "; leaks and errors they could explain are marked uncertain\n";
+        }
     }
 
     const Json& s = r["summary"];
@@ -88,7 +111,14 @@ std::string renderText(const Json& r) {
         << "  allocations " << s["allocations"] << ", frees " << s["frees"]
         << ", failed allocations " << s["failed_allocations"] << ", errors " << s["errors"] << "\n"
         << "  leaked " << bytes(s["leaked_bytes"]) << " in " << s["leaked_allocations"]
-        << " allocations\n"
+        << " allocations";
+    if (s.value("uncertain_leaked_bytes", uint64_t{0}) > 0) {
+        out << " (" << bytes(s["uncertain_leaked_bytes"]) << " uncertain: events are missing)";
+    }
+    if (s.value("uncertain_errors", uint64_t{0}) > 0) {
+        out << "; " << s["uncertain_errors"] << " of the errors uncertain";
+    }
+    out << "\n"
         << "  peak " << bytes(s["peak_bytes"]) << " of device memory at "
         << seconds(s.value("peak_time_ns", uint64_t{0}), base) << "\n";
     for (const Json& d : r["devices"]) {
@@ -160,7 +190,8 @@ std::string renderText(const Json& r) {
     if (!r["errors"].empty()) {
         out << "\nErrors\n";
         for (const Json& e : r["errors"]) {
-            out << "  " << e.value("type", "") << ": " << e.value("api", "") << "("
+            out << "  " << (e.value("uncertain", false) ? "(uncertain) " : "")
+                << e.value("type", "") << ": " << e.value("api", "") << "("
                 << e.value("address", "") << ") at "
                 << seconds(e.value("time_ns", uint64_t{0}), base) << ": " << e.value("detail", "")
                 << "\n";

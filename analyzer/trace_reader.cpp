@@ -209,6 +209,7 @@ bool TraceReader::next(Record& out) {
         uint64_t record_offset =
             frame_offset_ + sizeof(FrameHeader) + (payload_size_ - r.remaining());
         out.from_ring = false;
+        out.missing_before = 0;
         DecodeStatus s = decodeRecord(r, out, prev_);
         ++frame_records_;
         if (s == DecodeStatus::Malformed) {
@@ -230,6 +231,9 @@ bool TraceReader::next(Record& out) {
             return true;
         }
         status_.skipped_records += ring_->skippedSlots();
+        status_.covered_positions = end_seq_;
+        status_.missing_positions = ring_->missingPositions();
+        status_.unknown_tail = status_.stopped_early && status_.ring_records == 0;
         ring_.reset();
         phase_ = Phase::Done;
         // Other traces may still be read for a long time: give back what this one held.

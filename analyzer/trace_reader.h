@@ -25,6 +25,14 @@ struct ReadStatus {
     uint64_t log_end_offset = 0;  // where the valid log ends
     bool stopped_early = false;   // the log ended in a torn or corrupt frame
     std::string stop_reason;      // why, when stopped_early
+    // Events known to be missing. Positions: the sequence positions (one per event, a few
+    // per other record) between the valid log's end and what the ring still held, or
+    // between ring slots, that nothing in the file holds.
+    uint64_t covered_positions = 0; // end_seq of the last valid frame
+    uint64_t missing_positions = 0;
+    // The log ends in damage and nothing after it survived in the ring: events after the
+    // valid part may be missing, how many is unknown.
+    bool unknown_tail = false;
 };
 
 class TraceReader {
