@@ -139,6 +139,7 @@ Session* Recorder::session() {
 }
 
 Session* Recorder::createSession() {
+    reportConfigProblems(config_); // the first CUDA call: now the process has a say
     auto* s = new Session;
     s->pid = getpid();
     std::string path = expandOutputTemplate(config_.output_template, s->pid);

@@ -145,3 +145,27 @@ TEST_CASE("nothing a command throws escapes as an abort") {
         CHECK(lineCount(r.err) <= 1);
     }
 }
+
+TEST_CASE("record refuses a library path LD_PRELOAD cannot carry, instead of tracing nothing") {
+    TempDir dir;
+    // A real copy of the library under a directory with a space: LD_PRELOAD would be cut
+    // into "/tmp/.../with" and "space/libgpumemtrace.so", the second searched from the
+    // program's working directory.
+    std::string spaced = dir.file("with space");
+    REQUIRE(::mkdir(spaced.c_str(), 0700) == 0);
+    REQUIRE(runCommand("cp " + std::string(GMT_PRELOAD_LIBRARY) + " '" + spaced + "/'").status ==
+            0);
+    auto r = runCommand(cli("record -q --library '" + spaced + "/libgpumemtrace.so' -- true"));
+    expectOneLineError(r, "contains a space or a colon");
+    CHECK_THAT(r.err, Catch::Contains("with space/libgpumemtrace.so"));
+}
+
+TEST_CASE("record refuses an output path naming an existing non-regular file") {
+    TempDir dir;
+    std::string pipe = fifo(dir, "pipe.gmtrace");
+    for (const std::string& output : {std::string("/dev/null"), dir.path(), pipe}) {
+        INFO(output);
+        expectOneLineError(runCommand(cli("record -q -o " + output + " -- true")),
+                           "not a regular file");
+    }
+}
