@@ -11,7 +11,8 @@ namespace gmt::analyzer {
 using format::Op;
 
 namespace {
-// A fragmentation measurement walks the live set. At a new peak it is taken when the set
+// A fragmentation measurement walks the live set (with the VMM reservations and their
+// mappings: Lifetimes::walkSize). At a new peak it is taken when the set
 // is tiny, or when the events since the last measurement pay for it (kWalkStepsPerEvent
 // allocations walked per event), which bounds the cost per event however often the peak
 // moves; a skipped measurement leaves the previous peak's, marked inexact.
@@ -196,7 +197,7 @@ std::vector<Fragmentation> Analysis::measureDevices(uint32_t process, bool live_
 void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     size_t live = 0;
     for (const auto& p : processes_) {
-        live += p->lifetimes->liveCount();
+        live += p->lifetimes->walkSize();
     }
     if (live > kCheapLiveSet && (events_ - events_at_last_measure_) * kWalkStepsPerEvent < live) {
         for (auto& fe : peak_fragmentation_) {

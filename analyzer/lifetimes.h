@@ -120,6 +120,9 @@ class Lifetimes {
     size_t liveCount() const {
         return pointers_.size() - (pending_free_ ? 1 : 0) + arrays_.size() + handles_.size();
     }
+    // What a fragmentation measurement walks: pointers, handles, reservations and their
+    // mappings (reservations hold no bytes, but a trace may hold millions of them).
+    size_t walkSize() const { return liveCount() + reservations_.size() + mappings_.size(); }
     uint64_t liveDeviceBytes(int device) const;
 
     const std::map<LeakKey, LeakGroup>& leaks() const { return leaks_; }

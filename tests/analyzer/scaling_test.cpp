@@ -127,3 +127,28 @@ TEST_CASE("a report over 1 100 traces holds a bounded number of descriptors and 
     CHECK(j["summary"]["allocations"] == n);
     CHECK(j["summary"]["leaked_bytes"] == 0);
 }
+
+TEST_CASE("40 k VMM reservations and a peak that moves at every allocation: near-linear") {
+    // A fragmentation measurement at each new peak walked every reservation, and only the
+    // allocations were counted in what the measurement may cost.
+    TempDir dir;
+    auto b = standardTrace();
+    constexpr size_t n = 40'000;
+    uint64_t t = 10;
+    for (size_t i = 0; i < n; ++i) {
+        b.event(Ev::op(t++, Op::VmmReserve, Api::cuMemAddressReserve,
+                       0x100000000000ull + i * (2u << 20), 2u << 20));
+        maybeEndFrame(b, i);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        b.event(Ev::alloc(t++, B, 4096 + i)); // each one larger: a new peak
+        b.event(Ev::free(t++, B));
+        maybeEndFrame(b, i);
+    }
+    b.trailer(t);
+    std::string trace = b.write(dir.file("t.gmtrace"));
+    auto r = runLimited(3, "check --no-symbols " + trace);
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("ok   leaks: no leaks"));
+}
