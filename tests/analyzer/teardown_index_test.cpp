@@ -3,6 +3,7 @@
 // the live set Lifetimes keeps must equal that of a model applying docs/analysis.md's
 // teardown rule by walking every live allocation (what Lifetimes did before the index).
 #include "lifetimes.h"
+#include "support/trace_builder.h"
 
 #include <catch2/catch.hpp>
 
@@ -89,16 +90,8 @@ std::map<uint64_t, Held> heldOf(const auto& container) {
 
 Event event(uint64_t t, Op op, Api api, Kind kind, uint64_t address, uint64_t context,
             int16_t device) {
-    Event e;
-    e.time_ns = t;
-    e.op = op;
-    e.api = api;
-    e.kind = kind;
-    e.address = address;
-    e.size = 4096;
+    Event e = gmt::test::Ev::make(t, op, api, kind, address, 4096, 1, device);
     e.context = context;
-    e.device = device;
-    e.stack_id = 1;
     return e;
 }
 

@@ -6,6 +6,7 @@
 //   2: like 1, but the first half of the input fills the ring (ring recovery is reached).
 // Invariant: TraceError or a report, never a crash, a hang or an unbounded allocation.
 #include "analyze_file.h"
+#include "trace_spec.h"
 
 #include <cstring>
 #include <vector>
@@ -16,17 +17,7 @@ using namespace gmt;
 
 std::vector<uint8_t> withPrologue(const uint8_t* data, size_t size, bool ring) {
     const uint32_t slots = format::kMinRingSlots;
-    std::vector<uint8_t> file(format::kPrologueSize + size_t{slots} * format::kSlotSize, 0);
-    format::Prologue p{};
-    std::memcpy(p.magic, format::kMagic, sizeof p.magic);
-    p.format_version = format::kFormatVersion;
-    p.prologue_size = sizeof p;
-    p.ring_offset = format::kPrologueSize;
-    p.ring_slots = slots;
-    p.slot_size = format::kSlotSize;
-    p.log_offset = format::kPrologueSize + uint64_t{slots} * format::kSlotSize;
-    p.checksum = format::prologueChecksum(p);
-    std::memcpy(file.data(), &p, sizeof p);
+    std::vector<uint8_t> file = fuzz::emptyTrace(slots);
     if (ring) {
         size_t half = std::min<size_t>(size / 2, size_t{slots} * format::kSlotSize);
         std::memcpy(file.data() + format::kPrologueSize, data, half);

@@ -559,20 +559,25 @@ uint64_t logPositions(const TraceSpec& spec) {
     return covered;
 }
 
-std::vector<uint8_t> buildTrace(const TraceSpec& spec) {
-    const uint32_t slots = ringSlots(spec);
-    std::vector<uint8_t> file(tf::kPrologueSize + size_t{slots} * tf::kSlotSize, 0);
+std::vector<uint8_t> emptyTrace(uint32_t ring_slots, uint64_t dropped_events) {
+    std::vector<uint8_t> file(tf::kPrologueSize + size_t{ring_slots} * tf::kSlotSize, 0);
     tf::Prologue p{};
     std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
     p.format_version = tf::kFormatVersion;
     p.prologue_size = sizeof p;
     p.ring_offset = tf::kPrologueSize;
-    p.ring_slots = slots;
+    p.ring_slots = ring_slots;
     p.slot_size = tf::kSlotSize;
-    p.log_offset = tf::kPrologueSize + uint64_t{slots} * tf::kSlotSize;
-    p.dropped_events = spec.dropped_events;
+    p.log_offset = tf::kPrologueSize + uint64_t{ring_slots} * tf::kSlotSize;
+    p.dropped_events = dropped_events;
     p.checksum = tf::prologueChecksum(p);
     std::memcpy(file.data(), &p, sizeof p);
+    return file;
+}
+
+std::vector<uint8_t> buildTrace(const TraceSpec& spec) {
+    const uint32_t slots = ringSlots(spec);
+    std::vector<uint8_t> file = emptyTrace(slots, spec.dropped_events);
     auto* ring = reinterpret_cast<tf::Slot*>(file.data() + tf::kPrologueSize);
     for (const RingItem& item : spec.ring) {
         tf::Slot& s = ring[item.position & (slots - 1)];

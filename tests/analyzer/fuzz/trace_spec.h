@@ -58,6 +58,9 @@ std::vector<uint8_t> serialize(const TraceSpec& spec);
 // Lenient: false only when the input is not a spec at all (no magic).
 bool deserialize(const uint8_t* data, size_t size, TraceSpec& spec);
 
+// A valid prologue followed by an empty ring of `ring_slots` slots: where a log starts.
+std::vector<uint8_t> emptyTrace(uint32_t ring_slots, uint64_t dropped_events = 0);
+
 // The trace file: prologue, ring (slot p at index p mod slots), frames. Positions: an
 // event takes one, another record as many as its encoding needs 112-byte pieces.
 std::vector<uint8_t> buildTrace(const TraceSpec& spec);
