@@ -2,6 +2,7 @@
 #pragma once
 
 #include "live_accounting.h"
+#include "phase_tracker.h"
 
 #include <gpumemtrace/trace_format.h>
 
@@ -39,8 +40,9 @@ struct Allocation {
     int device = -1;
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
-    uint32_t site = kNoSite; // LiveAccounting's counter for (process, stack)
-    uint32_t gaps = 0;       // gaps in the trace before it was allocated (Lifetimes::onGap)
+    uint32_t site = kNoSite;   // LiveAccounting's counter for (process, stack)
+    uint32_t phase = kNoPhase; // the phase current when it was made (phase_tracker.h)
+    uint32_t gaps = 0;         // gaps in the trace before it was allocated (Lifetimes::onGap)
     TeardownLink teardown;
 };
 

@@ -20,6 +20,23 @@ constexpr size_t kCheapLiveSet = 64;
 constexpr uint64_t kWalkStepsPerEvent = 8;
 } // namespace
 
+std::string_view momentName(Moment m) {
+    switch (m) {
+    case Moment::Peak:
+        return "peak";
+    case Moment::Failure:
+        return "failure";
+    case Moment::End:
+        return "end";
+    }
+    return "end";
+}
+
+uint64_t ProcessData::endTime() const {
+    const uint64_t trailer_end = trailer ? trailer->end_mono_ns : 0;
+    return std::max(trailer_end, last_time_ns);
+}
+
 uint64_t ProcessData::granularity(int device) const {
     auto it = devices.find(device);
     if (it != devices.end() && it->second.granularity) {
@@ -49,6 +66,7 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     p->prologue = prologue;
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed);
     if (prologue.dropped_events > 0) {
         // Known from the start (drop mode counts in the prologue as it goes): errors are
         // marked as they are found.
@@ -102,6 +120,8 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         if (p.phases.size() < options_.max_listed) {
             p.phases.push_back(r.phase);
         }
+        p.lifetimes->setPhase(
+            p.phase_tracker->mark(r.phase.name, r.phase.time_ns, accounting_.processLive(process)));
         break;
     }
 }
@@ -128,7 +148,20 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
     default:
         break;
     }
-    if (p.lifetimes->onEvent(e)) {
+    if (p.phase_tracker->current() == kNoPhase) {
+        if (p.lifetimes->onEvent(e)) {
+            onFailure(process, e);
+        }
+        return;
+    }
+    // Inside a phase: what this event did is the change in the process's counters.
+    const ProcessCounters& c = p.lifetimes->counters();
+    const uint64_t allocations = c.allocations, frees = c.frees;
+    const bool failed = p.lifetimes->onEvent(e);
+    const uint64_t new_allocations = c.allocations - allocations;
+    p.phase_tracker->onEvent(e.time_ns, accounting_.processLive(process), new_allocations,
+                             new_allocations ? e.size : 0, c.frees - frees);
+    if (failed) {
         onFailure(process, e);
     }
 }
@@ -147,8 +180,10 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
     if (measured_failures_ < options_.max_failure_fragmentation && e.device >= 0) {
         ++measured_failures_;
         FragmentationEntry fe;
-        fe.moment = "failure";
+        fe.moment = Moment::Failure;
         fe.time_ns = e.time_ns;
+        fe.live_bytes = f.live_bytes;
+        fe.device_total = f.device_total;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
                                        options_.top);
         f.largest_hole = fe.data.largest_hole_bytes;
@@ -173,7 +208,7 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
         }
     }
     for (const auto& [handle, h] : p.lifetimes->handles()) {
-        if (h.device >= 0 && !h.host_located) {
+        if (h.device >= 0 && !h.host_located && h.counted()) {
             devices.insert(h.device);
         }
     }
@@ -185,13 +220,22 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
     return {devices.begin(), devices.end()};
 }
 
-std::vector<Fragmentation> Analysis::measureDevices(uint32_t process, bool live_only) const {
+void Analysis::measureDevices(uint32_t process, bool live_only, Moment moment, uint64_t time_ns,
+                              std::vector<FragmentationEntry>& out) const {
     const ProcessData& p = *processes_[process];
     std::vector<FragmentationRequest> requests;
     for (int device : devicesOf(p, live_only)) {
         requests.push_back({device, p.granularity(device)});
     }
-    return measureFragmentation(*p.lifetimes, process, requests, options_.top);
+    for (Fragmentation& f : measureFragmentation(*p.lifetimes, process, requests, options_.top)) {
+        FragmentationEntry fe;
+        fe.moment = moment;
+        fe.time_ns = time_ns;
+        fe.live_bytes = p.lifetimes->liveDeviceBytes(f.device);
+        fe.device_total = p.deviceTotal(f.device);
+        fe.data = std::move(f);
+        out.push_back(std::move(fe));
+    }
 }
 
 void Analysis::onPeakSnapshot(const PeakPoint& peak) {
@@ -208,16 +252,19 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     events_at_last_measure_ = events_;
     peak_fragmentation_.clear();
     for (uint32_t i = 0; i < processes_.size(); ++i) {
-        for (Fragmentation& f : measureDevices(i, true)) {
-            peak_fragmentation_.push_back(
-                FragmentationEntry{"peak", peak.time_ns, true, std::move(f)});
+        if (processes_[i]->ended) {
+            continue; // its memory ended with it
         }
+        measureDevices(i, true, Moment::Peak, peak.time_ns, peak_fragmentation_);
     }
 }
 
 void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
     ProcessData& p = *processes_[process];
     p.status = status;
+    if (p.ended) {
+        return;
+    }
     if (status.unknown_tail) {
         p.missing.unknown_tail = true;
         p.lifetimes->onGap(); // what is live at the end may have been freed after
@@ -227,20 +274,25 @@ void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
         p.missing.dropped_events = status.dropped_events;
         p.lifetimes->onUnlocatedLoss();
     }
+    const uint64_t end = p.endTime();
+    p.lifetimes->releaseAll(end);
+    p.phase_tracker->end(end);
+    p.ended = true;
 }
 
 void Analysis::finish() {
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        if (!processes_[i]->ended) {
+            endProcess(i, processes_[i]->status);
+        }
+    }
     accounting_.settle();
     fragmentation_ = peak_fragmentation_;
     fragmentation_.insert(fragmentation_.end(), failure_fragmentation_.begin(),
                           failure_fragmentation_.end());
     for (uint32_t i = 0; i < processes_.size(); ++i) {
         ProcessData& p = *processes_[i];
-        const uint64_t end =
-            p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
-        for (Fragmentation& f : measureDevices(i, false)) {
-            fragmentation_.push_back(FragmentationEntry{"end", end, true, std::move(f)});
-        }
+        measureDevices(i, false, Moment::End, p.endTime(), fragmentation_);
         p.lifetimes->finish();
     }
 }

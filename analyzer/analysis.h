@@ -1,12 +1,14 @@
 // The streaming analysis of one or more traces (one per process): records go in one at a
-// time, in each trace's order (across traces, events interleaved by time); results come
-// out at the end. Memory grows with live allocations and distinct stacks only: lists
-// that could grow with the trace (failures, errors, phases) are capped, with exact counts.
+// time, in each trace's order (across traces, events interleaved by time), and each
+// process is ended at its end time in that same order; results come out at the end.
+// Memory grows with live allocations and distinct stacks only: lists that could grow
+// with the trace (failures, errors, phase markers) are capped, with exact counts.
 #pragma once
 
 #include "fragmentation.h"
 #include "lifetimes.h"
 #include "live_accounting.h"
+#include "phase_tracker.h"
 #include "record.h"
 #include "trace_reader.h"
 
@@ -36,10 +38,15 @@ struct Failure {
     std::string diagnosis;
 };
 
+enum class Moment { Peak, Failure, End };
+std::string_view momentName(Moment m);
+
 struct FragmentationEntry {
-    std::string moment; // peak | failure | end
+    Moment moment = Moment::End;
     uint64_t time_ns = 0;
-    bool exact = true; // peak only: false when the snapshot was of an earlier peak
+    bool exact = true;         // peak only: false when the snapshot was of an earlier peak
+    uint64_t live_bytes = 0;   // the process's live bytes on the device then
+    uint64_t device_total = 0; // the device's memory, 0 when unknown
     Fragmentation data;
 };
 
@@ -73,9 +80,11 @@ struct ProcessData {
     std::vector<format::ModuleInfo> modules;
     std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;
     std::optional<format::TrailerInfo> trailer;
-    std::vector<format::PhaseInfo> phases;
+    std::vector<format::PhaseInfo> phases; // markers, capped
+    std::unique_ptr<PhaseTracker> phase_tracker;
     ReadStatus status;
     MissingEvents missing;
+    bool ended = false; // endProcess() was called: its memory no longer counts as live
     uint64_t first_time_ns = 0;
     uint64_t last_time_ns = 0;
     uint64_t events = 0;
@@ -83,6 +92,9 @@ struct ProcessData {
 
     uint64_t granularity(int device) const;
     uint64_t deviceTotal(int device) const;
+    // When its allocations end: the trailer's end time, else (the process died) its last
+    // event.
+    uint64_t endTime() const;
 };
 
 class Analysis {
@@ -92,8 +104,12 @@ class Analysis {
 
     uint32_t addProcess(const std::string& trace_file, const format::Prologue& prologue);
     void onRecord(uint32_t process, const Record& record);
+    // The process ended (its trace is read to the end): call it at the process's
+    // endTime() in time order with the other processes' events, so that the memory of
+    // processes that ran one after another is never counted together.
     void endProcess(uint32_t process, const ReadStatus& status);
-    // After every process ended: settles the peak, measures the end state, collects leaks.
+    // After every trace was read: ends the processes not ended yet, settles the peak,
+    // measures the end state, collects leaks.
     void finish();
 
     const AnalysisOptions& options() const { return options_; }
@@ -109,8 +125,9 @@ class Analysis {
     void onPeakSnapshot(const PeakPoint& peak);
     std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
     // Fragmentation on every device of the process (live_only: those holding memory), in
-    // one walk of its live set.
-    std::vector<Fragmentation> measureDevices(uint32_t process, bool live_only) const;
+    // one walk of its live set, appended to `out` as taken at `moment`.
+    void measureDevices(uint32_t process, bool live_only, Moment moment, uint64_t time_ns,
+                        std::vector<FragmentationEntry>& out) const;
 
     AnalysisOptions options_;
     LiveAccounting accounting_;

@@ -1,101 +1,42 @@
 #include "cuda_errors.h"
 
+#include "cuda_error_names.inc" // generated: GMT_CUDA_RUNTIME_ERRORS, GMT_CUDA_DRIVER_ERRORS
+
 namespace gmt::analyzer {
+
+namespace {
+
+#define GMT_ERROR_ENTRY(value, name) ErrorNameEntry{value, name},
+constexpr ErrorNameEntry kRuntime[] = {GMT_CUDA_RUNTIME_ERRORS(GMT_ERROR_ENTRY)};
+constexpr ErrorNameEntry kDriver[] = {GMT_CUDA_DRIVER_ERRORS(GMT_ERROR_ENTRY)};
+#undef GMT_ERROR_ENTRY
+
+const char* find(std::span<const ErrorNameEntry> table, int32_t code) {
+    for (const ErrorNameEntry& e : table) {
+        if (e.code == code) {
+            return e.name;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
 
 bool isRuntimeApi(format::Api api) {
     return format::apiName(api).starts_with("cuda");
 }
 
-namespace {
-
-const char* runtimeName(int32_t r) {
-    switch (r) {
-    case 0:
-        return "cudaSuccess";
-    case 1:
-        return "cudaErrorInvalidValue";
-    case 2:
-        return "cudaErrorMemoryAllocation";
-    case 3:
-        return "cudaErrorInitializationError";
-    case 4:
-        return "cudaErrorCudartUnloading";
-    case 12:
-        return "cudaErrorInvalidPitchValue";
-    case 17:
-        return "cudaErrorInvalidDevicePointer";
-    case 35:
-        return "cudaErrorInsufficientDriver";
-    case 46:
-        return "cudaErrorDevicesUnavailable";
-    case 100:
-        return "cudaErrorNoDevice";
-    case 101:
-        return "cudaErrorInvalidDevice";
-    case 201:
-        return "cudaErrorDeviceUninitialized";
-    case 400:
-        return "cudaErrorInvalidResourceHandle";
-    case 700:
-        return "cudaErrorIllegalAddress";
-    case 709:
-        return "cudaErrorContextIsDestroyed";
-    case 719:
-        return "cudaErrorLaunchFailure";
-    case 801:
-        return "cudaErrorNotSupported";
-    case 999:
-        return "cudaErrorUnknown";
-    default:
-        return nullptr;
-    }
+std::span<const ErrorNameEntry> runtimeErrorNames() {
+    return kRuntime;
 }
 
-const char* driverName(int32_t r) {
-    switch (r) {
-    case 0:
-        return "CUDA_SUCCESS";
-    case 1:
-        return "CUDA_ERROR_INVALID_VALUE";
-    case 2:
-        return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3:
-        return "CUDA_ERROR_NOT_INITIALIZED";
-    case 4:
-        return "CUDA_ERROR_DEINITIALIZED";
-    case 46:
-        return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-    case 100:
-        return "CUDA_ERROR_NO_DEVICE";
-    case 101:
-        return "CUDA_ERROR_INVALID_DEVICE";
-    case 201:
-        return "CUDA_ERROR_INVALID_CONTEXT";
-    case 400:
-        return "CUDA_ERROR_INVALID_HANDLE";
-    case 500:
-        return "CUDA_ERROR_NOT_FOUND";
-    case 700:
-        return "CUDA_ERROR_ILLEGAL_ADDRESS";
-    case 709:
-        return "CUDA_ERROR_CONTEXT_IS_DESTROYED";
-    case 719:
-        return "CUDA_ERROR_LAUNCH_FAILED";
-    case 801:
-        return "CUDA_ERROR_NOT_SUPPORTED";
-    case 999:
-        return "CUDA_ERROR_UNKNOWN";
-    default:
-        return nullptr;
-    }
+std::span<const ErrorNameEntry> driverErrorNames() {
+    return kDriver;
 }
-
-} // namespace
 
 std::string errorName(format::Api api, int32_t result) {
     const bool runtime = isRuntimeApi(api);
-    const char* name = runtime ? runtimeName(result) : driverName(result);
-    if (name) {
+    if (const char* name = find(runtime ? runtimeErrorNames() : driverErrorNames(), result)) {
         return name;
     }
     return (runtime ? "cudaError " : "CUresult ") + std::to_string(result);

@@ -5,6 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 namespace gmt::analyzer {
 using Json = nlohmann::ordered_json;
+
+// JSON text that is always valid UTF-8: a string holding bytes that are not (a path or
+// command line from a trace) gets U+FFFD for them instead of an exception.
+inline std::string jsonText(const Json& j, int indent = -1) {
+    return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 } // namespace gmt::analyzer

@@ -274,97 +274,28 @@ bool Lifetimes::onEvent(const Event& e) {
         }
         return false;
     }
-    case Op::VmmCreate: {
+    case Op::VmmCreate:
         if (e.result != 0) {
+            if (e.flags & format::kFlagImported) {
+                return false; // a refused import allocates nothing
+            }
             ++counters_.failed_allocations;
             return true;
         }
-        auto old = handles_.find(e.handle);
-        if (old != handles_.end()) { // a value reused while we still hold it: lost release
-            accounting_.settle();
-            ++counters_.implicit_ends;
-            accounting_.remove(charge(old->second), e.time_ns);
-            if (!old->second.host_located) {
-                liveOn(old->second.device) -= old->second.size;
-            }
-            handles_.erase(old);
-        }
-        PhysicalHandle h;
-        h.gaps = gaps_;
-        h.size = e.size;
-        h.time_ns = e.time_ns;
-        h.stack = e.stack_id;
-        h.device = e.device;
-        h.host_located = (e.flags & format::kFlagHostLocated) != 0;
-        h.api = e.api;
-        PhysicalHandle& held = handles_[e.handle];
-        held = h;
-        held.site = accounting_.add(charge(h), e.time_ns);
-        if (!h.host_located) {
-            liveOn(h.device) += h.size;
-        }
-        ++counters_.allocations;
-        ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
-        return false;
-    }
-    case Op::VmmRelease: {
-        if (e.result != 0) {
-            return false;
-        }
-        auto it = handles_.find(e.handle);
-        if (it == handles_.end() || it->second.released) {
-            Event copy = e;
-            copy.address = e.handle;
-            error(it == handles_.end() ? ErrorType::InvalidFree : ErrorType::DoubleFree, copy,
-                  it == handles_.end() ? 0 : it->second.stack,
-                  it == handles_.end() ? Api::Unknown : it->second.api,
-                  "cuMemRelease of a handle that is not held",
-                  it == handles_.end() ? gaps_ > 0 : it->second.gaps < gaps_);
-            return false;
-        }
-        ++counters_.frees;
-        it->second.released = true;
-        if (it->second.mappings == 0) {
-            endHandle(e.handle, e.time_ns);
+        if (e.flags & format::kFlagImported) {
+            onVmmImport(e);
+        } else {
+            onVmmCreate(e);
         }
         return false;
-    }
-    case Op::VmmMap: {
-        if (e.result != 0) {
-            return false;
-        }
-        mappings_[e.address] = Mapping{e.size, e.handle};
-        auto it = handles_.find(e.handle);
-        if (it != handles_.end()) {
-            ++it->second.mappings;
-        }
-        return false;
-    }
-    case Op::VmmUnmap: {
-        if (e.result != 0) {
-            return false;
-        }
-        auto first = mappings_.lower_bound(e.address);
-        auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
-        if (first == last) {
-            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "cuMemUnmap of a range with no mapping", gaps_ > 0);
-            return false;
-        }
-        std::vector<uint64_t> to_end;
-        for (auto it = first; it != last; ++it) {
-            auto h = handles_.find(it->second.handle);
-            if (h != handles_.end() && h->second.mappings > 0 && --h->second.mappings == 0 &&
-                h->second.released) {
-                to_end.push_back(it->second.handle);
-            }
-        }
-        mappings_.erase(first, last);
-        for (uint64_t handle : to_end) {
-            endHandle(handle, e.time_ns);
-        }
-        return false;
-    }
+    case Op::VmmRetain:
+        return ifSucceeded(e, &Lifetimes::onVmmRetain);
+    case Op::VmmRelease:
+        return ifSucceeded(e, &Lifetimes::onVmmRelease);
+    case Op::VmmMap:
+        return ifSucceeded(e, &Lifetimes::onVmmMap);
+    case Op::VmmUnmap:
+        return ifSucceeded(e, &Lifetimes::onVmmUnmap);
     case Op::Teardown:
         if (e.result == 0) {
             onTeardown(e);
@@ -444,6 +375,7 @@ void Lifetimes::addAllocation(const Event& e) {
     a.device = e.device;
     a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
     a.api = e.api;
+    a.phase = phase_;
     a.gaps = gaps_;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
@@ -478,21 +410,164 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
-        leak(LeakKey{a.stack, a.kind, a.api, true}, a.size, a.device, a.gaps < gaps_);
+        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
     rememberFreed(a.address, Freed{a.stack, a.api, by_teardown, gaps_});
 }
 
-void Lifetimes::endHandle(uint64_t handle, uint64_t time_ns) {
-    auto it = handles_.find(handle);
-    if (it == handles_.end()) {
-        return;
-    }
-    accounting_.remove(charge(it->second), time_ns);
-    if (!it->second.host_located) {
-        liveOn(it->second.device) -= it->second.size;
+void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,
+                          uint64_t time_ns) {
+    if (it->second.counted()) {
+        accounting_.remove(charge(it->second), time_ns);
+        if (!it->second.host_located) {
+            liveOn(it->second.device) -= it->second.size;
+        }
     }
     handles_.erase(it);
+}
+
+namespace {
+// A handle as the event that introduced it describes it. Only a created one knows its size.
+PhysicalHandle handleFrom(const Event& e, HandleOrigin origin, uint32_t references) {
+    PhysicalHandle h;
+    h.origin = origin;
+    h.size = origin == HandleOrigin::Created ? e.size : 0;
+    h.time_ns = e.time_ns;
+    h.stack = e.stack_id;
+    h.device = e.device;
+    h.host_located = (e.flags & format::kFlagHostLocated) != 0;
+    h.references = references;
+    h.api = e.api;
+    return h;
+}
+} // namespace
+
+void Lifetimes::onVmmCreate(const Event& e) {
+    auto old = handles_.find(e.handle);
+    if (old != handles_.end()) { // a value reused while we still hold it: lost release
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        endHandle(old, e.time_ns);
+    }
+    PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
+    h.phase = phase_;
+    h.gaps = gaps_;
+    PhysicalHandle& held = handles_[e.handle];
+    held = h;
+    held.site = accounting_.add(charge(h), e.time_ns);
+    if (!h.host_located) {
+        liveOn(h.device) += h.size;
+    }
+    ++counters_.allocations;
+    ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
+}
+
+void Lifetimes::onVmmImport(const Event& e) {
+    ++counters_.imported_handles;
+    auto held = handles_.find(e.handle);
+    if (held != handles_.end()) {
+        // The same value while it is held is the same allocation (an import into the
+        // process that exported it may hand back its own handle): one more reference.
+        ++held->second.references;
+        return;
+    }
+    PhysicalHandle& h = handles_[e.handle];
+    h = handleFrom(e, HandleOrigin::Imported, 1);
+    h.gaps = gaps_;
+}
+
+PhysicalHandle& Lifetimes::unseenHandle(const Event& e) {
+    auto [it, inserted] = handles_.try_emplace(e.handle);
+    PhysicalHandle& h = it->second;
+    if (inserted) {
+        h = handleFrom(e, HandleOrigin::Unseen, 0);
+        h.gaps = gaps_;
+        h.device = -1; // a map or retain event says nothing of where the memory is
+        // Its mappings made before now (rare: only a handle from an unseen route has an
+        // entry created this late) still hold it.
+        for (const auto& [address, m] : mappings_) {
+            if (m.handle == e.handle) {
+                ++h.mappings;
+                h.size = std::max(h.size, m.size);
+            }
+        }
+    }
+    return h;
+}
+
+void Lifetimes::onVmmRetain(const Event& e) {
+    ++unseenHandle(e).references;
+}
+
+void Lifetimes::onVmmRelease(const Event& e) {
+    auto it = handles_.find(e.handle);
+    Event copy = e;
+    copy.address = e.handle;
+    if (it == handles_.end()) {
+        error(ErrorType::InvalidFree, copy, 0, Api::Unknown,
+              "cuMemRelease of a handle that is not held", gaps_ > 0);
+        return;
+    }
+    PhysicalHandle& h = it->second;
+    if (h.references == 0) {
+        // A handle whose first reference the trace did not see cannot be judged.
+        if (h.origin != HandleOrigin::Unseen) {
+            error(ErrorType::DoubleFree, copy, h.stack, h.api,
+                  "cuMemRelease of a handle with no reference left (released more often than "
+                  "created, imported and retained)",
+                  h.gaps < gaps_);
+        }
+        return;
+    }
+    if (--h.references == 0 && h.counted()) {
+        ++counters_.frees; // the program's last reference: the free of the allocation
+    }
+    if (!h.alive()) {
+        endHandle(it, e.time_ns);
+    }
+}
+
+void Lifetimes::onVmmMap(const Event& e) {
+    if (mappings_.contains(e.address)) {
+        // Mapped again where a mapping still is: its unmap was not recorded.
+        Event unmap = e;
+        unmap.size = 1;
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        onVmmUnmap(unmap);
+    }
+    auto it = handles_.find(e.handle);
+    PhysicalHandle& h = it != handles_.end() ? it->second : unseenHandle(e);
+    ++h.mappings;
+    if (!h.counted()) {
+        // The importer is never told the size; what it maps is the part it uses.
+        h.size = std::max(h.size, e.offset + e.size);
+    }
+    mappings_[e.address] = Mapping{e.size, e.handle};
+}
+
+void Lifetimes::onVmmUnmap(const Event& e) {
+    auto first = mappings_.lower_bound(e.address);
+    auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
+    if (first == last) {
+        error(ErrorType::InvalidFree, e, 0, Api::Unknown, "cuMemUnmap of a range with no mapping",
+              gaps_ > 0);
+        return;
+    }
+    std::vector<uint64_t> to_end;
+    for (auto it = first; it != last; ++it) {
+        auto h = handles_.find(it->second.handle);
+        if (h != handles_.end() && h->second.mappings > 0 && --h->second.mappings == 0 &&
+            h->second.references == 0) {
+            to_end.push_back(it->second.handle);
+        }
+    }
+    mappings_.erase(first, last);
+    for (uint64_t handle : to_end) {
+        if (auto it = handles_.find(handle); it != handles_.end()) {
+            endHandle(it, e.time_ns);
+        }
+    }
 }
 
 void Lifetimes::onFree(const Event& e) {
@@ -584,22 +659,43 @@ void Lifetimes::onTeardown(const Event& e) {
             erasePointer(*it);
         }
     }
+    accounting_.beginRemovals();
     for (const Allocation& a : ended) {
         endAllocation(a, e.time_ns, true);
     }
+    accounting_.endRemovals(e.time_ns);
+}
+
+void Lifetimes::releaseAll(uint64_t time_ns) {
+    settlePendingFreeNow();
+    accounting_.beginRemovals();
+    for (const auto& [address, a] : pointers_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [address, a] : arrays_) {
+        accounting_.remove(charge(a), time_ns);
+    }
+    for (const auto& [handle, h] : handles_) {
+        if (h.counted()) { // imported handles were never charged
+            accounting_.remove(charge(h), time_ns);
+        }
+    }
+    accounting_.endRemovals(time_ns);
 }
 
 void Lifetimes::finish() {
     settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device, a.gaps < gaps_);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [address, a] : arrays_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false}, a.size, a.device, a.gaps < gaps_);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [handle, h] : handles_) {
-        leak(LeakKey{h.stack, Kind::Vmm, h.api, false}, h.size, h.host_located ? -1 : h.device,
-             h.gaps < gaps_);
+        if (h.counted()) {
+            leak(LeakKey{h.stack, Kind::Vmm, h.api, false, h.phase}, h.size,
+                 h.host_located ? -1 : h.device, h.gaps < gaps_);
+        }
     }
 }
 

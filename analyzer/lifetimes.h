@@ -1,14 +1,16 @@
 // Allocation lifetimes of one traced process with CUDA's semantics: pointers (device,
 // pitch, managed, pool, pinned host) live until freed; arrays until destroyed; virtual
 // memory in three layers kept apart — reservations (address space, no bytes), physical
-// handles (bytes until released *and* unmapped) and mappings; teardown ends what a
-// context owned except VMM handles and pool memory. Detects double, invalid and
-// mismatched frees. Live bytes are charged to the shared LiveAccounting.
+// handles (bytes until every reference is released *and* every mapping unmapped; imported
+// handles are another process's bytes) and mappings; teardown ends what a context owned
+// except VMM handles and pool memory. Detects double, invalid and mismatched frees. Live
+// bytes are charged to the shared LiveAccounting.
 #pragma once
 
 #include "allocation.h"
 #include "flat_map.h"
 #include "live_accounting.h"
+#include "phase_tracker.h"
 #include "teardown_index.h"
 
 #include <gpumemtrace/trace_format.h>
@@ -28,17 +30,33 @@ struct Reservation {
     uint32_t stack = 0;
 };
 
+// Whose physical memory a handle stands for.
+enum class HandleOrigin : uint8_t {
+    Created,  // cuMemCreate here: its bytes count in this process, and leak here
+    Imported, // cuMemImportFromShareableHandle: the exporting process's memory
+    Unseen,   // first seen mapped or retained: made where the trace could not see
+};
+
+// A physical allocation handle and its references, as the driver counts them: create,
+// import and retain each add one, release drops one; the memory lives until the last
+// reference is released *and* the last mapping of it unmapped.
 struct PhysicalHandle {
-    uint64_t size = 0;
-    uint32_t gaps = 0; // gaps in the trace before it was created
+    uint64_t size = 0; // created: bytes; otherwise the largest offset + size mapped
+    uint32_t gaps = 0; // gaps in the trace before it was first seen
     uint64_t time_ns = 0;
     uint32_t stack = 0;
     int device = -1;
     bool host_located = false;
-    bool released = false;
+    HandleOrigin origin = HandleOrigin::Created;
+    uint32_t references = 0;
     uint32_t mappings = 0;
     format::Api api = format::Api::Unknown;
     uint32_t site = kNoSite;
+    uint32_t phase = kNoPhase; // the phase current when it was created (phase_tracker.h)
+
+    // Only this process's own memory is counted (peak, live bytes, leaks).
+    bool counted() const { return origin == HandleOrigin::Created; }
+    bool alive() const { return references > 0 || mappings > 0; }
 };
 
 struct Mapping {
@@ -64,12 +82,14 @@ struct FreeError {
     bool uncertain = false;
 };
 
-// Leaks are aggregated as they become known (teardown) and at the end.
+// Leaks are aggregated as they become known (teardown) and at the end, apart per phase
+// the allocations were made in (kNoPhase: before any marker).
 struct LeakKey {
     uint32_t stack = 0;
     format::Kind kind = format::Kind::None;
     format::Api api = format::Api::Unknown;
     bool released_by_teardown = false;
+    uint32_t phase = kNoPhase;
     auto operator<=>(const LeakKey&) const = default;
 };
 struct LeakGroup {
@@ -88,6 +108,7 @@ struct ProcessCounters {
     uint64_t errors = 0;
     uint64_t teardowns = 0;
     uint64_t implicit_ends = 0;    // a new allocation over a live one (a free not recorded)
+    uint64_t imported_handles = 0; // cuMemImportFromShareableHandle: not allocations here
     uint64_t uncertain_errors = 0; // of `errors`, those missing events could explain
     std::array<uint64_t, kKindCount> allocations_by_kind{};
 };
@@ -98,6 +119,11 @@ class Lifetimes {
 
     // Returns true when the event is a failed allocation (the caller diagnoses it).
     bool onEvent(const format::Event& e);
+    // Allocations made from now on belong to this phase (PhaseTracker's index).
+    void setPhase(uint32_t phase) { phase_ = phase; }
+    // The process ended at `time_ns`: what it still holds stops counting as live memory
+    // (a process's memory ends with it), but stays here for finish() and fragmentation.
+    void releaseAll(uint64_t time_ns);
     // Everything still live becomes a leak; call once, at the end.
     void finish();
 
@@ -142,7 +168,23 @@ class Lifetimes {
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
-    void endHandle(uint64_t handle, uint64_t time_ns);
+    // A refused call changes nothing; an accepted one goes to `handler`. Returns false (the
+    // event is no allocation failure), as onEvent does.
+    bool ifSucceeded(const format::Event& e, void (Lifetimes::*handler)(const format::Event&)) {
+        if (e.result == 0) {
+            (this->*handler)(e);
+        }
+        return false;
+    }
+    void onVmmCreate(const format::Event& e);
+    void onVmmImport(const format::Event& e);
+    void onVmmRetain(const format::Event& e);
+    void onVmmRelease(const format::Event& e);
+    void onVmmMap(const format::Event& e);
+    void onVmmUnmap(const format::Event& e);
+    // The handle's entry for a value first seen mapped or retained.
+    PhysicalHandle& unseenHandle(const format::Event& e);
+    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns);
     void onTeardown(const format::Event& e);
     void rememberFreed(uint64_t address, Freed f);
     // `before_gap`: the allocation or free the error contradicts came before a gap.
@@ -174,6 +216,7 @@ class Lifetimes {
     }
 
     uint32_t process_;
+    uint32_t phase_ = kNoPhase;
     LiveAccounting& accounting_;
     size_t max_errors_;
     PointerMap pointers_;

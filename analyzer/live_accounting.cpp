@@ -1,5 +1,7 @@
 #include "live_accounting.h"
 
+#include <algorithm>
+
 namespace gmt::analyzer {
 
 LiveAccounting::LiveAccounting(size_t timeline_points) : timeline_points_(timeline_points) {}
@@ -55,6 +57,10 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     if (!c.resident) {
         return kNoSite;
     }
+    if (c.process >= process_live_.size()) {
+        process_live_.resize(c.process + 1);
+    }
+    process_live_[c.process] += c.bytes;
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
     s.now.bytes += c.bytes;
@@ -87,14 +93,32 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
         return;
     }
     settle();
+    if (c.process < process_live_.size()) {
+        uint64_t& p = process_live_[c.process];
+        p -= std::min(p, c.bytes);
+    }
     Site& s = touch(siteIndex(c));
     s.now.bytes -= std::min(s.now.bytes, c.bytes);
     s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
     dev -= std::min(dev, c.bytes);
-    d.timeline->record(time_ns, dev);
+    if (!batch_) {
+        d.timeline->record(time_ns, dev);
+    } else if (std::find(batch_devices_.begin(), batch_devices_.end(), c.device) ==
+               batch_devices_.end()) {
+        batch_devices_.push_back(c.device);
+    }
     total_ -= std::min(total_, c.bytes);
+}
+
+void LiveAccounting::endRemovals(uint64_t time_ns) {
+    batch_ = false;
+    for (int device : batch_devices_) {
+        timelines_.try_emplace(device, timeline_points_)
+            .first->second.record(time_ns, deviceLive(device));
+    }
+    batch_devices_.clear();
 }
 
 void LiveAccounting::settle() {

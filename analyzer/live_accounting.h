@@ -55,6 +55,11 @@ class LiveAccounting {
     // resident), to pass back in Charge::site when it is removed.
     uint32_t add(const Charge& c, uint64_t time_ns);
     void remove(const Charge& c, uint64_t time_ns);
+    // Many removals at one moment (a teardown, a process's end): between these, removals
+    // leave no timeline points; the end records each device's final level once, so the
+    // timeline shows the drop rather than its intermediate states.
+    void beginRemovals() { batch_ = true; }
+    void endRemovals(uint64_t time_ns);
     // Takes the pending peak snapshot, if any (call at the end of the analysis).
     void settle();
 
@@ -64,6 +69,10 @@ class LiveAccounting {
     }
 
     uint64_t liveBytes() const { return total_; }
+    // Device-resident bytes one process holds now.
+    uint64_t processLive(uint32_t process) const {
+        return process < process_live_.size() ? process_live_[process] : 0;
+    }
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
@@ -100,6 +109,7 @@ class LiveAccounting {
     uint64_t total_ = 0;
     PeakPoint peak_;
     bool pending_ = false;
+    std::vector<uint64_t> process_live_;
     std::map<int, uint64_t> device_live_;
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};
@@ -110,6 +120,8 @@ class LiveAccounting {
     DeviceSlot device_slot_;
     std::map<int, Timeline> timelines_;
     std::function<void(const PeakPoint&)> on_snapshot_;
+    bool batch_ = false;
+    std::vector<int> batch_devices_; // devices whose level changed in the batch
 };
 
 } // namespace gmt::analyzer

@@ -36,7 +36,11 @@ Json headerJson(const format::HeaderInfo& h) {
                 {"command", h.command},
                 {"executable", h.executable},
                 {"host", h.host},
-                {"tracer_version", h.tracer_version}};
+                {"tracer_version", h.tracer_version},
+                {"rank", h.rank},
+                {"local_rank", h.local_rank},
+                {"world_size", h.world_size},
+                {"rank_source", h.rank_source}};
 }
 
 Json eventJson(const format::Event& e) {
@@ -73,6 +77,9 @@ Json eventJson(const format::Event& e) {
         j["flags"] = e.flags;
         if (e.flags & format::kFlagHostLocated) {
             j["host_located"] = true;
+        }
+        if (e.flags & format::kFlagImported) {
+            j["imported"] = true;
         }
     }
     return j;

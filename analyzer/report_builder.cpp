@@ -1,11 +1,13 @@
-#include "report_builder.h"
+// makeReport: a finished Analysis -> the typed Report (report.h).
+#include "report.h"
 
-#include "record_json.h"
-#include "symbolizer.h"
-#include "trace_analysis.h"
+#include "cuda_errors.h"
+#include "stack_symbolizer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #ifndef GMT_VERSION
 #define GMT_VERSION "0.1.0"
@@ -17,382 +19,407 @@ using format::Kind;
 
 namespace {
 
-const Kind kReportedKinds[] = {Kind::Device,     Kind::Pool,  Kind::Managed,
-                               Kind::HostPinned, Kind::Array, Kind::Vmm};
-
-// Symbolizes the stacks of one process, each address once.
-class StackRenderer {
-  public:
-    StackRenderer(const ProcessData& p, bool symbols) : process_(p) {
-        symbolizer_ = makeSymbolizer(symbols);
-        for (const auto& m : p.modules) {
-            symbolizer_->addModule(m);
-            modules_.addModule(m);
-        }
-    }
-
-    Json stack(uint32_t id) {
-        Json frames = Json::array();
-        auto it = process_.stacks.find(id);
-        if (id == 0 || it == process_.stacks.end()) {
-            return frames;
-        }
-        for (uint64_t address : it->second) {
-            for (const Json& f : frame(address)) {
-                frames.push_back(f);
-            }
-        }
-        return frames;
-    }
-
-  private:
-    const Json& frame(uint64_t address) {
-        auto [it, inserted] = cache_.try_emplace(address);
-        if (!inserted) {
-            return it->second;
-        }
-        Json out = Json::array();
-        const format::ModuleInfo* m = modules_.find(address);
-        for (const Frame& f : symbolizer_->symbolize(address)) {
-            Json j{{"address", hex(f.address)},
-                   {"module", f.module},
-                   {"function", f.function},
-                   {"file", f.file},
-                   {"line", f.line},
-                   {"inlined", f.inlined}};
-            if (m) {
-                j["offset"] = hex(address - m->base);
-            }
-            out.push_back(std::move(j));
-        }
-        it->second = std::move(out);
-        return it->second;
-    }
-
-    const ProcessData& process_;
-    std::unique_ptr<Symbolizer> symbolizer_;
-    ModuleOffsetSymbolizer modules_;
-    std::unordered_map<uint64_t, Json> cache_;
-};
-
-uint32_t pidOf(const ProcessData& p) {
+uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
 }
 
-} // namespace
-
-Json reportJson(const Analysis& analysis, const ReportOptions& options) {
-    const auto& procs = analysis.processes();
-    std::vector<std::unique_ptr<StackRenderer>> renderers;
-    for (const auto& p : procs) {
-        renderers.push_back(std::make_unique<StackRenderer>(*p, options.symbols));
+ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
+    const ProcessCounters& c = p.lifetimes->counters();
+    ProcessReport r;
+    const uint64_t start = p.header ? p.header->start_mono_ns : p.first_time_ns;
+    const uint64_t end = p.endTime();
+    r.pid = pidOf(p);
+    r.command = p.header ? p.header->command : std::string();
+    r.trace_file = p.trace_file;
+    r.complete = p.status.complete;
+    r.events = p.status.events;
+    r.dropped_events = p.status.dropped_events;
+    r.duration_ns = end > start ? end - start : 0;
+    r.ppid = p.header ? p.header->ppid : 0;
+    r.executable = p.header ? p.header->executable : std::string();
+    r.host = p.header ? p.header->host : std::string();
+    r.start_mono_ns = start;
+    r.end_mono_ns = end;
+    r.start_wall_ns = p.header ? p.header->start_wall_ns : 0;
+    r.driver_version = p.header ? p.header->driver_version : 0;
+    r.allocations = c.allocations;
+    r.frees = c.frees;
+    r.failed_allocations = c.failed_allocations;
+    r.errors = c.errors;
+    r.leaked_bytes = leaked;
+    r.recovered_records = p.status.ring_records;
+    if (p.header && p.header->rank >= 0) {
+        r.rank = p.header->rank;
     }
-    auto stackOf = [&](uint32_t process, uint32_t id) { return renderers[process]->stack(id); };
-
-    // ----- leaks, aggregated over processes -----
-    struct LeakRow {
-        uint32_t process;
-        LeakKey key;
-        const LeakGroup* group;
-    };
-    std::vector<LeakRow> leak_rows;
-    std::array<uint64_t, kKindCount> kind_allocs{}, kind_leaked{}, kind_leaked_allocs{};
-    std::map<int, uint64_t> device_leaked;
-    uint64_t allocations = 0, frees = 0, failed = 0, errors = 0, leaked = 0, leaked_allocs = 0,
-             teardown_released = 0, uncertain_errors = 0, uncertain_leaked = 0;
-    Json processes = Json::array();
-    for (uint32_t i = 0; i < procs.size(); ++i) {
-        const ProcessData& p = *procs[i];
-        const ProcessCounters& c = p.lifetimes->counters();
-        allocations += c.allocations;
-        frees += c.frees;
-        failed += c.failed_allocations;
-        errors += c.errors;
-        uncertain_errors += c.uncertain_errors;
-        for (size_t k = 0; k < kKindCount; ++k) {
-            kind_allocs[k] += c.allocations_by_kind[k];
-        }
-        uint64_t proc_leaked = 0;
-        for (const auto& [key, g] : p.lifetimes->leaks()) {
-            leak_rows.push_back({i, key, &g});
-            leaked += g.bytes;
-            proc_leaked += g.bytes;
-            leaked_allocs += g.allocations;
-            uncertain_leaked += g.uncertain_bytes;
-            if (key.released_by_teardown) {
-                teardown_released += g.bytes;
-            }
-            size_t k = static_cast<size_t>(key.kind) % kKindCount;
-            kind_leaked[k] += g.bytes;
-            kind_leaked_allocs[k] += g.allocations;
-            for (const auto& [dev, bytes] : g.bytes_by_device) {
-                device_leaked[dev] += bytes;
-            }
-        }
-        uint64_t start = p.header ? p.header->start_mono_ns : p.first_time_ns;
-        uint64_t end =
-            p.trailer && p.trailer->end_mono_ns ? p.trailer->end_mono_ns : p.last_time_ns;
-        Json proc{{"pid", pidOf(p)},
-                  {"command", p.header ? p.header->command : std::string()},
-                  {"trace_file", p.trace_file},
-                  {"complete", p.status.complete},
-                  {"events", p.status.events},
-                  {"dropped_events", p.status.dropped_events},
-                  {"duration_ns", end > start ? end - start : 0},
-                  {"ppid", p.header ? p.header->ppid : 0},
-                  {"executable", p.header ? p.header->executable : std::string()},
-                  {"host", p.header ? p.header->host : std::string()},
-                  {"start_mono_ns", start},
-                  {"start_wall_ns", p.header ? p.header->start_wall_ns : 0},
-                  {"driver_version", p.header ? p.header->driver_version : 0},
-                  {"allocations", c.allocations},
-                  {"frees", c.frees},
-                  {"failed_allocations", c.failed_allocations},
-                  {"errors", c.errors},
-                  {"leaked_bytes", proc_leaked},
-                  {"recovered_records", p.status.ring_records}};
-        if (p.trailer && p.trailer->exit_signal != 0) {
-            // Complete (the tracer drained everything) but the process died of this signal.
-            proc["exit_signal"] = p.trailer->exit_signal;
-        }
-        if (!p.status.complete) {
-            proc["incomplete_reason"] =
-                p.status.stopped_early
-                    ? p.status.stop_reason
-                    : (p.status.trailer_seen ? "records follow the trailer"
-                                             : "no trailer: the process did not exit cleanly");
-            proc["valid_log_end_offset"] = p.status.log_end_offset;
-        }
-        Json phases = Json::array();
-        for (const auto& ph : p.phases) {
-            phases.push_back(Json{{"time_ns", ph.time_ns}, {"name", ph.name}});
-        }
-        proc["phases"] = std::move(phases);
-        if (p.missing.any()) {
-            Json ranges = Json::array();
-            for (const MissingRange& m : p.missing.ranges) {
-                ranges.push_back(Json{{"first_position", m.first_position},
-                                      {"positions", m.positions},
-                                      {"after_time_ns", m.after_time_ns},
-                                      {"before_time_ns", m.before_time_ns}});
-            }
-            proc["missing_events"] = Json{{"dropped_events", p.missing.dropped_events},
-                                          {"missing_positions", p.missing.missing_positions},
-                                          {"gap_count", p.missing.range_count},
-                                          {"gaps", std::move(ranges)},
-                                          {"unknown_tail", p.missing.unknown_tail}};
-        }
-        processes.push_back(std::move(proc));
+    if (p.trailer && p.trailer->exit_signal != 0) {
+        r.exit_signal = p.trailer->exit_signal;
     }
-
-    const LiveAccounting& acc = analysis.accounting();
-    Json report;
-    report["schema_version"] = kReportSchemaVersion;
-    report["generator"] = std::string("gpumemtrace ") + GMT_VERSION;
-    report["processes"] = std::move(processes);
-    report["summary"] = Json{{"allocations", allocations},
-                             {"frees", frees},
-                             {"failed_allocations", failed},
-                             {"errors", errors},
-                             {"leaked_bytes", leaked},
-                             {"leaked_allocations", leaked_allocs},
-                             {"peak_bytes", acc.peak().bytes},
-                             {"peak_time_ns", acc.peak().time_ns},
-                             {"leak_groups", leak_rows.size()},
-                             {"teardown_released_bytes", teardown_released},
-                             {"uncertain_errors", uncertain_errors},
-                             {"uncertain_leaked_bytes", uncertain_leaked}};
-
-    Json kinds = Json::object();
-    for (Kind k : kReportedKinds) {
-        size_t i = static_cast<size_t>(k);
-        kinds[std::string(format::kindName(k))] =
-            Json{{"allocations", kind_allocs[i]},
-                 {"peak_bytes", acc.kindPeak(k).bytes},
-                 {"leaked_bytes", kind_leaked[i]},
-                 {"leaked_allocations", kind_leaked_allocs[i]}};
+    if (!p.status.complete) {
+        r.incomplete_reason =
+            p.status.stopped_early
+                ? p.status.stop_reason
+                : (p.status.trailer_seen ? "records follow the trailer"
+                                         : "no trailer: the process did not exit cleanly");
+        r.valid_log_end_offset = p.status.log_end_offset;
     }
-    report["kinds"] = std::move(kinds);
-
-    // ----- devices: every ordinal a trace describes or memory was seen on -----
-    std::set<int> ordinals;
-    for (const auto& p : procs) {
-        for (const auto& [ordinal, d] : p->devices) {
-            ordinals.insert(ordinal);
-        }
+    for (const auto& ph : p.phases) {
+        r.phases.push_back({ph.time_ns, ph.name});
     }
-    for (const auto& [ordinal, peak] : acc.devicePeaks()) {
-        if (ordinal >= 0) {
-            ordinals.insert(ordinal);
+    if (p.missing.any()) {
+        MissingEventsReport m;
+        m.dropped_events = p.missing.dropped_events;
+        m.missing_positions = p.missing.missing_positions;
+        m.gap_count = p.missing.range_count;
+        for (const MissingRange& g : p.missing.ranges) {
+            m.gaps.push_back({g.first_position, g.positions, g.after_time_ns, g.before_time_ns});
         }
+        m.unknown_tail = p.missing.unknown_tail;
+        r.missing_events = std::move(m);
     }
-    Json devices = Json::array();
-    for (int ordinal : ordinals) {
-        std::string name;
-        uint64_t total = 0, granularity = 0;
-        for (const auto& p : procs) {
-            auto it = p->devices.find(ordinal);
-            if (it != p->devices.end()) {
-                name = it->second.name;
-                total = it->second.total_bytes;
-                granularity = it->second.granularity;
-                break;
-            }
-        }
-        auto peak = acc.devicePeaks().find(ordinal);
-        devices.push_back(
-            Json{{"ordinal", ordinal},
-                 {"name", name},
-                 {"total_bytes", total},
-                 {"peak_bytes", peak == acc.devicePeaks().end() ? 0 : peak->second.bytes},
-                 {"peak_time_ns", peak == acc.devicePeaks().end() ? 0 : peak->second.time_ns},
-                 {"leaked_bytes", device_leaked[ordinal]},
-                 {"granularity", granularity}});
-    }
-    report["devices"] = std::move(devices);
-
-    // ----- leaks: largest group first -----
-    std::sort(leak_rows.begin(), leak_rows.end(), [](const LeakRow& a, const LeakRow& b) {
-        if (a.group->bytes != b.group->bytes) {
-            return a.group->bytes > b.group->bytes;
-        }
-        if (a.group->allocations != b.group->allocations) {
-            return a.group->allocations > b.group->allocations;
-        }
-        return std::tie(a.process, a.key) < std::tie(b.process, b.key);
-    });
-    Json leaks = Json::array();
-    for (size_t i = 0; i < leak_rows.size() && i < options.top; ++i) {
-        const LeakRow& r = leak_rows[i];
-        leaks.push_back(Json{{"bytes", r.group->bytes},
-                             {"allocations", r.group->allocations},
-                             {"kind", format::kindName(r.key.kind)},
-                             {"api", format::apiName(r.key.api)},
-                             {"stack", stackOf(r.process, r.key.stack)},
-                             {"released_by_teardown", r.key.released_by_teardown},
-                             {"pid", pidOf(*procs[r.process])},
-                             {"stack_id", r.key.stack},
-                             {"uncertain_bytes", r.group->uncertain_bytes},
-                             {"uncertain_allocations", r.group->uncertain_allocations}});
-    }
-    report["leaks"] = std::move(leaks);
-
-    // ----- peak -----
-    auto sites = acc.peakSites();
-    std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
-        return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
-                                                : a.first < b.first;
-    });
-    Json top_sites = Json::array();
-    for (size_t i = 0; i < sites.size() && i < options.top; ++i) {
-        auto process = static_cast<uint32_t>(sites[i].first >> 32);
-        auto stack = static_cast<uint32_t>(sites[i].first);
-        top_sites.push_back(Json{{"bytes", sites[i].second.bytes},
-                                 {"allocations", sites[i].second.allocations},
-                                 {"stack", stackOf(process, stack)},
-                                 {"pid", pidOf(*procs[process])},
-                                 {"stack_id", stack}});
-    }
-    report["peak"] = Json{{"bytes", acc.peak().bytes},
-                          {"time_ns", acc.peak().time_ns},
-                          {"top_sites", std::move(top_sites)}};
-
-    // ----- fragmentation -----
-    Json fragmentation = Json::array();
-    for (const FragmentationEntry& fe : analysis.fragmentation()) {
-        const Fragmentation& f = fe.data;
-        Json holes = Json::array();
-        for (const Hole& h : f.holes) {
-            holes.push_back(Json{{"address", hex(h.address)}, {"bytes", h.bytes}});
-        }
-        Json pins = Json::array();
-        for (const Pin& pin : f.pins) {
-            pins.push_back(Json{{"address", hex(pin.address)},
-                                {"bytes", pin.bytes},
-                                {"pinned_bytes", pin.pinned_bytes},
-                                {"kind", format::kindName(pin.kind)},
-                                {"api", format::apiName(pin.api)},
-                                {"stack", stackOf(f.process, pin.stack)}});
-        }
-        fragmentation.push_back(Json{{"moment", fe.moment},
-                                     {"time_ns", fe.time_ns},
-                                     {"device", f.device},
-                                     {"granularity", f.granularity},
-                                     {"hole_bytes", f.hole_bytes},
-                                     {"largest_hole_bytes", f.largest_hole_bytes},
-                                     {"ratio", f.ratio},
-                                     {"holes", std::move(holes)},
-                                     {"hole_count", f.hole_count},
-                                     {"pinning", std::move(pins)},
-                                     {"pid", pidOf(*procs[f.process])},
-                                     {"exact", fe.exact}});
-    }
-    report["fragmentation"] = std::move(fragmentation);
-
-    // ----- failures -----
-    Json failures = Json::array();
-    for (const Failure& f : analysis.failures()) {
-        const format::Event& e = f.event;
-        failures.push_back(
-            Json{{"time_ns", e.time_ns},
-                 {"api", format::apiName(e.api)},
-                 {"requested_bytes", e.size},
-                 {"error", f.error},
-                 {"live_bytes", f.live_bytes},
-                 {"device_free_bytes", e.device_total ? Json(e.device_free) : Json(nullptr)},
-                 {"largest_hole_bytes", f.largest_hole ? Json(*f.largest_hole) : Json(nullptr)},
-                 {"diagnosis", f.diagnosis},
-                 {"stack", stackOf(f.process, e.stack_id)},
-                 {"result", e.result},
-                 {"device", e.device},
-                 {"device_total_bytes", f.device_total},
-                 {"kind", format::kindName(e.kind)},
-                 {"pid", pidOf(*procs[f.process])}});
-    }
-    report["failures"] = std::move(failures);
-
-    // ----- errors -----
-    Json errs = Json::array();
-    for (uint32_t i = 0; i < procs.size(); ++i) {
-        for (const FreeError& e : procs[i]->lifetimes->errors()) {
-            errs.push_back(Json{{"type", errorTypeName(e.type)},
-                                {"api", format::apiName(e.api)},
-                                {"address", hex(e.address)},
-                                {"time_ns", e.time_ns},
-                                {"stack", stackOf(i, e.stack)},
-                                {"allocation_stack", stackOf(i, e.allocation_stack)},
-                                {"allocation_api", format::apiName(e.allocation_api)},
-                                {"detail", e.detail},
-                                {"result", e.result},
-                                {"pid", pidOf(*procs[i])},
-                                {"uncertain", e.uncertain}});
-        }
-    }
-    report["errors"] = std::move(errs);
-
-    // ----- timeline -----
-    Json timeline = Json::array();
-    for (const auto& [device, t] : acc.timelines()) {
-        if (device < 0) {
-            continue;
-        }
-        Json points = Json::array();
-        for (const auto& [time, bytes] : t.points()) {
-            points.push_back(Json::array({time, bytes}));
-        }
-        timeline.push_back(Json{{"device", device}, {"points", std::move(points)}});
-    }
-    report["timeline"] = std::move(timeline);
-    return report;
+    return r;
 }
 
-Json buildReport(const std::vector<std::string>& traces, const ReportOptions& options) {
-    AnalysisOptions ao;
-    ao.timeline_points = options.timeline_points;
-    ao.top = options.top;
-    Analysis analysis(ao);
-    analyzeTraces(traces, analysis);
-    return reportJson(analysis, options);
+// Leak groups of every process merged over phases: one row per (process, stack, kind,
+// API, released by teardown), as the report lists them.
+struct LeakRow {
+    uint32_t process = 0;
+    uint32_t stack = 0;
+    Kind kind = Kind::None;
+    format::Api api = format::Api::Unknown;
+    bool teardown = false;
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
+};
+
+// The phase index a phase name has in one process, or kNoPhase.
+uint32_t phaseIndex(const ProcessData& p, const std::string& name) {
+    const auto& phases = p.phase_tracker->phases();
+    for (uint32_t i = 0; i < phases.size(); ++i) {
+        if (phases[i].name == name) {
+            return i;
+        }
+    }
+    return kNoPhase;
+}
+
+std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
+                              const std::optional<std::string>& phase) {
+    std::vector<LeakRow> rows;
+    for (uint32_t i = 0; i < procs.size(); ++i) {
+        const ProcessData& p = *procs[i];
+        const uint32_t wanted = phase ? phaseIndex(p, *phase) : kNoPhase;
+        if (phase && wanted == kNoPhase) {
+            continue;
+        }
+        std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
+        for (const auto& [key, g] : p.lifetimes->leaks()) {
+            if (phase && key.phase != wanted) {
+                continue;
+            }
+            auto [it, inserted] = index.try_emplace(
+                std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
+            if (inserted) {
+                rows.push_back(
+                    {i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0, 0, 0});
+            }
+            rows[it->second].bytes += g.bytes;
+            rows[it->second].allocations += g.allocations;
+            rows[it->second].uncertain_bytes += g.uncertain_bytes;
+            rows[it->second].uncertain_allocations += g.uncertain_allocations;
+        }
+    }
+    std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
+        if (a.bytes != b.bytes) {
+            return a.bytes > b.bytes;
+        }
+        if (a.allocations != b.allocations) {
+            return a.allocations > b.allocations;
+        }
+        return std::tie(a.process, a.stack, a.kind, a.api, a.teardown) <
+               std::tie(b.process, b.stack, b.kind, b.api, b.teardown);
+    });
+    return rows;
+}
+
+class Builder {
+  public:
+    Builder(const Analysis& analysis, const ReportOptions& options)
+        : analysis_(analysis), options_(options), procs_(analysis.processes()) {
+        stacks_.resize(procs_.size());
+    }
+
+    Report build() {
+        Report r;
+        r.generator = std::string("gpumemtrace ") + GMT_VERSION;
+        totals(r);
+        devices(r);
+        leaks(r);
+        peak(r);
+        fragmentation(r);
+        failures(r);
+        errors(r);
+        timeline(r);
+        return r;
+    }
+
+  private:
+    // Symbolizers are made on first use: a report that lists no stack of a process
+    // never reads that process's debug information.
+    Stack stackOf(uint32_t process, uint32_t id) {
+        if (!stacks_[process]) {
+            stacks_[process] =
+                std::make_unique<StackSymbolizer>(*procs_[process], options_.symbols);
+        }
+        return stacks_[process]->stack(id);
+    }
+
+    void totals(Report& r) {
+        std::array<uint64_t, kKindCount> kind_allocs{}, kind_leaked{}, kind_leaked_allocs{};
+        Summary& s = r.summary;
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            const ProcessData& p = *procs_[i];
+            const ProcessCounters& c = p.lifetimes->counters();
+            s.allocations += c.allocations;
+            s.frees += c.frees;
+            s.failed_allocations += c.failed_allocations;
+            s.errors += c.errors;
+            s.uncertain_errors += c.uncertain_errors;
+            for (size_t k = 0; k < kKindCount; ++k) {
+                kind_allocs[k] += c.allocations_by_kind[k];
+            }
+            const auto& phase_stats = p.phase_tracker->phases();
+            std::vector<std::pair<uint64_t, uint64_t>> phase_leaked(phase_stats.size());
+            std::set<std::tuple<uint32_t, Kind, format::Api, bool>> groups;
+            uint64_t proc_leaked = 0;
+            for (const auto& [key, g] : p.lifetimes->leaks()) {
+                groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
+                s.leaked_bytes += g.bytes;
+                s.leaked_allocations += g.allocations;
+                s.uncertain_leaked_bytes += g.uncertain_bytes;
+                proc_leaked += g.bytes;
+                if (key.released_by_teardown) {
+                    s.teardown_released_bytes += g.bytes;
+                }
+                const size_t k = static_cast<size_t>(key.kind) % kKindCount;
+                kind_leaked[k] += g.bytes;
+                kind_leaked_allocs[k] += g.allocations;
+                for (const auto& [dev, bytes] : g.bytes_by_device) {
+                    device_leaked_[dev] += bytes;
+                }
+                if (key.phase < phase_leaked.size()) {
+                    phase_leaked[key.phase].first += g.bytes;
+                    phase_leaked[key.phase].second += g.allocations;
+                }
+            }
+            s.leak_groups += groups.size();
+            r.processes.push_back(processReport(p, proc_leaked));
+            for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
+                const PhaseStats& st = phase_stats[ph];
+                r.phases.push_back(PhaseReport{pidOf(p), st.name, st.occurrences, st.first_time_ns,
+                                               st.duration_ns, st.allocations, st.allocated_bytes,
+                                               st.frees, st.peak_bytes, st.peak_time_ns,
+                                               phase_leaked[ph].first, phase_leaked[ph].second});
+            }
+        }
+        const LiveAccounting& acc = analysis_.accounting();
+        s.peak_bytes = acc.peak().bytes;
+        s.peak_time_ns = acc.peak().time_ns;
+        for (Kind k : kReportedKinds) {
+            const size_t i = static_cast<size_t>(k);
+            r.kinds.push_back(KindReport{k, kind_allocs[i], acc.kindPeak(k).bytes, kind_leaked[i],
+                                         kind_leaked_allocs[i]});
+        }
+    }
+
+    // Every ordinal a trace describes or memory was seen on.
+    void devices(Report& r) {
+        const LiveAccounting& acc = analysis_.accounting();
+        std::set<int> ordinals;
+        for (const auto& p : procs_) {
+            for (const auto& [ordinal, d] : p->devices) {
+                ordinals.insert(ordinal);
+            }
+        }
+        for (const auto& [ordinal, peak] : acc.devicePeaks()) {
+            if (ordinal >= 0) {
+                ordinals.insert(ordinal);
+            }
+        }
+        for (int ordinal : ordinals) {
+            DeviceReport d;
+            d.ordinal = ordinal;
+            for (const auto& p : procs_) {
+                auto it = p->devices.find(ordinal);
+                if (it != p->devices.end()) {
+                    d.name = it->second.name;
+                    d.total_bytes = it->second.total_bytes;
+                    d.granularity = it->second.granularity;
+                    break;
+                }
+            }
+            auto peak = acc.devicePeaks().find(ordinal);
+            if (peak != acc.devicePeaks().end()) {
+                d.peak_bytes = peak->second.bytes;
+                d.peak_time_ns = peak->second.time_ns;
+            }
+            d.leaked_bytes = device_leaked_[ordinal];
+            r.devices.push_back(std::move(d));
+        }
+    }
+
+    void leaks(Report& r) {
+        LeakScope& scope = r.leak_scope;
+        scope.phase = options_.phase;
+        for (const LeakRow& row : leakRows(procs_, options_.phase)) {
+            const bool listed = r.leaks.size() < options_.top;
+            if (!listed && !options_.leak_filter) {
+                // Beyond the list and nothing to match: counted, never symbolized.
+                scope.bytes += row.bytes;
+                scope.allocations += row.allocations;
+                scope.uncertain_bytes += row.uncertain_bytes;
+                scope.uncertain_allocations += row.uncertain_allocations;
+                ++scope.sites;
+                continue;
+            }
+            LeakSite site;
+            site.bytes = row.bytes;
+            site.allocations = row.allocations;
+            site.kind = row.kind;
+            site.api = std::string(format::apiName(row.api));
+            site.stack = stackOf(row.process, row.stack);
+            site.released_by_teardown = row.teardown;
+            site.pid = pidOf(*procs_[row.process]);
+            site.stack_id = row.stack;
+            site.uncertain_bytes = row.uncertain_bytes;
+            site.uncertain_allocations = row.uncertain_allocations;
+            if (options_.leak_filter && options_.leak_filter(site)) {
+                scope.suppressed_bytes += row.bytes;
+                scope.suppressed_allocations += row.allocations;
+                ++scope.suppressed_sites;
+                continue;
+            }
+            scope.bytes += row.bytes;
+            scope.allocations += row.allocations;
+            scope.uncertain_bytes += row.uncertain_bytes;
+            scope.uncertain_allocations += row.uncertain_allocations;
+            ++scope.sites;
+            if (listed) {
+                r.leaks.push_back(std::move(site));
+            }
+        }
+    }
+
+    void peak(Report& r) {
+        const LiveAccounting& acc = analysis_.accounting();
+        auto sites = acc.peakSites();
+        std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
+            return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                                    : a.first < b.first;
+        });
+        r.peak.bytes = acc.peak().bytes;
+        r.peak.time_ns = acc.peak().time_ns;
+        for (size_t i = 0; i < sites.size() && i < options_.top; ++i) {
+            auto process = static_cast<uint32_t>(sites[i].first >> 32);
+            auto stack = static_cast<uint32_t>(sites[i].first);
+            r.peak.top_sites.push_back(PeakSite{sites[i].second.bytes, sites[i].second.allocations,
+                                                stackOf(process, stack), pidOf(*procs_[process]),
+                                                stack});
+        }
+    }
+
+    void fragmentation(Report& r) {
+        for (const FragmentationEntry& fe : analysis_.fragmentation()) {
+            const Fragmentation& f = fe.data;
+            FragmentationReport out;
+            out.moment = fe.moment;
+            out.time_ns = fe.time_ns;
+            out.device = f.device;
+            out.granularity = f.granularity;
+            out.hole_bytes = f.hole_bytes;
+            out.largest_hole_bytes = f.largest_hole_bytes;
+            out.ratio = f.ratio;
+            for (const Hole& h : f.holes) {
+                out.holes.push_back({h.address, h.bytes});
+            }
+            out.hole_count = f.hole_count;
+            for (const Pin& pin : f.pins) {
+                out.pinning.push_back(PinReport{pin.address, pin.bytes, pin.pinned_bytes, pin.kind,
+                                                std::string(format::apiName(pin.api)),
+                                                stackOf(f.process, pin.stack)});
+            }
+            out.pid = pidOf(*procs_[f.process]);
+            out.exact = fe.exact;
+            out.live_bytes = fe.live_bytes;
+            out.device_total_bytes = fe.device_total;
+            r.fragmentation.push_back(std::move(out));
+        }
+    }
+
+    void failures(Report& r) {
+        for (const Failure& f : analysis_.failures()) {
+            const format::Event& e = f.event;
+            FailureReport out;
+            out.time_ns = e.time_ns;
+            out.api = std::string(format::apiName(e.api));
+            out.requested_bytes = e.size;
+            out.error = f.error;
+            out.live_bytes = f.live_bytes;
+            if (e.device_total) {
+                out.device_free_bytes = e.device_free;
+            }
+            out.largest_hole_bytes = f.largest_hole;
+            out.diagnosis = f.diagnosis;
+            out.stack = stackOf(f.process, e.stack_id);
+            out.result = e.result;
+            out.device = e.device;
+            out.device_total_bytes = f.device_total;
+            out.kind = std::string(format::kindName(e.kind));
+            out.pid = pidOf(*procs_[f.process]);
+            r.failures.push_back(std::move(out));
+        }
+    }
+
+    void errors(Report& r) {
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            for (const FreeError& e : procs_[i]->lifetimes->errors()) {
+                ErrorReport out;
+                out.type = e.type;
+                out.api = std::string(format::apiName(e.api));
+                out.address = e.address;
+                out.time_ns = e.time_ns;
+                out.stack = stackOf(i, e.stack);
+                out.allocation_stack = stackOf(i, e.allocation_stack);
+                out.allocation_api = std::string(format::apiName(e.allocation_api));
+                out.detail = e.detail;
+                out.result = e.result;
+                out.pid = pidOf(*procs_[i]);
+                out.uncertain = e.uncertain;
+                r.errors.push_back(std::move(out));
+            }
+        }
+    }
+
+    void timeline(Report& r) {
+        for (const auto& [device, t] : analysis_.accounting().timelines()) {
+            if (device >= 0) {
+                r.timeline.push_back(TimelineReport{device, t.points()});
+            }
+        }
+    }
+
+    const Analysis& analysis_;
+    const ReportOptions& options_;
+    const std::vector<std::unique_ptr<ProcessData>>& procs_;
+    std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
+    std::map<int, uint64_t> device_leaked_;
+};
+
+} // namespace
+
+Report makeReport(const Analysis& analysis, const ReportOptions& options) {
+    return Builder(analysis, options).build();
 }
 
 } // namespace gmt::analyzer

@@ -1,208 +1,362 @@
 #include "text_report.h"
 
 #include "human_bytes.h"
+#include "human_time.h"
+#include "missing_events_text.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <sstream>
-#include <string>
-#include <vector>
 
 namespace gmt::analyzer {
 
 namespace {
 
-constexpr size_t kFramesShown = 8;
+std::string plural(uint64_t n, const char* word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
 
-std::string seconds(uint64_t t, uint64_t base) {
+std::string percent(uint64_t part, uint64_t whole) {
     char buf[32];
-    double s =
-        t >= base ? static_cast<double>(t - base) / 1e9 : -static_cast<double>(base - t) / 1e9;
-    std::snprintf(buf, sizeof buf, "+%.3f s", s);
+    const double p = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+    std::snprintf(buf, sizeof buf,
+                  p < 0.01 && part > 0 ? "<0.01%%"
+                  : p < 10             ? "%.2f%%"
+                                       : "%.0f%%",
+                  p);
     return buf;
 }
 
-std::string bytes(const Json& v) {
-    return v.is_number() ? humanBytes(v.get<uint64_t>()) : std::string("unknown");
+std::string bytesOr(const std::optional<uint64_t>& v) {
+    return v ? humanBytes(*v) : std::string("unknown");
 }
 
-void printStack(std::ostringstream& out, const Json& stack, const char* indent) {
-    if (!stack.is_array() || stack.empty()) {
-        out << indent << "(no stack recorded)\n";
-        return;
-    }
-    size_t n = 0;
-    for (const Json& f : stack) {
-        if (n++ == kFramesShown) {
-            out << indent << "... " << (stack.size() - kFramesShown) << " more frames\n";
-            break;
+class TextReport {
+  public:
+    TextReport(const Report& r, const TextStyle& style) : r_(r), out_(style) {
+        origin_ = UINT64_MAX;
+        for (const ProcessReport& p : r.processes) {
+            origin_ = std::min(origin_, p.start_mono_ns);
         }
-        std::string function = f.value("function", "");
-        std::string module = f.value("module", "");
-        out << indent;
-        if (!function.empty()) {
-            out << function;
-            std::string file = f.value("file", "");
-            if (!file.empty()) {
-                out << " (" << file << ":" << f.value("line", 0) << ")";
-            }
-            if (f.value("inlined", false)) {
-                out << " [inlined]";
-            }
-        } else if (!module.empty()) {
-            out << module << "+" << f.value("offset", f.value("address", ""));
-        } else {
-            out << f.value("address", "?");
+        if (origin_ == UINT64_MAX) {
+            origin_ = 0;
         }
-        out << "\n";
+        many_ = r.processes.size() > 1;
     }
-}
+
+    std::string render() {
+        out_.line("gpumemtrace report (" + r_.generator + ")", Tone::Heading);
+        out_.blank();
+        processes();
+        summary();
+        leaks();
+        peak();
+        phases();
+        fragmentation();
+        failures();
+        errors();
+        return out_.str();
+    }
+
+  private:
+    std::string at(uint64_t t) const { return relativeTime(t, origin_); }
+    // " (pid N)" when the report covers several processes.
+    std::string pidNote(uint64_t pid) const {
+        return many_ ? " (pid " + std::to_string(pid) + ")" : std::string();
+    }
+    void heading(const std::string& text) {
+        out_.blank();
+        out_.line(text, Tone::Heading);
+    }
+
+    void processes() {
+        for (const ProcessReport& p : r_.processes) {
+            out_.line({{"process " + std::to_string(p.pid), Tone::Strong},
+                       {"  " + p.command, Tone::Plain}});
+            std::vector<Segment> trace{
+                {"  trace ", Tone::Plain},
+                {p.trace_file, Tone::Plain},
+                {": " + plural(p.events, "event") + " in " + humanDuration(p.duration_ns),
+                 Tone::Plain}};
+            if (p.dropped_events > 0) {
+                trace.push_back(
+                    {", " + std::to_string(p.dropped_events) + " events DROPPED", Tone::Bad});
+            }
+            out_.line(std::move(trace));
+            if (p.exit_signal) {
+                out_.line("  the process died of signal " + std::to_string(*p.exit_signal) +
+                              " (its trace is complete)",
+                          Tone::Warn);
+            }
+            if (!p.complete) {
+                out_.line({{"  INCOMPLETE trace: ", Tone::Bad},
+                           {p.incomplete_reason.value_or("") + " (valid log ends at offset " +
+                                std::to_string(p.valid_log_end_offset.value_or(0)) +
+                                "); analysed up to its last valid record",
+                            Tone::Plain}});
+            }
+            if (p.missing_events) {
+                missingEvents(*p.missing_events);
+            }
+        }
+    }
+
+    // How many events are missing and where: the first gaps, each by its sequence
+    // positions and the events around it.
+    void missingEvents(const MissingEventsReport& m) {
+        out_.line(
+            {{"  MISSING EVENTS: ", Tone::Bad},
+             {missingEventsText(m) + "; leaks and errors they could explain are marked uncertain",
+              Tone::Plain}});
+        constexpr size_t kShownGaps = 5;
+        for (size_t i = 0; i < m.gaps.size() && i < kShownGaps; ++i) {
+            out_.line("    lost: " + gapText(m.gaps[i], origin_));
+        }
+        const uint64_t shown = std::min<uint64_t>(m.gaps.size(), kShownGaps);
+        if (m.gap_count > shown) {
+            out_.line("    ... and " + plural(m.gap_count - shown, "more gap"));
+        }
+    }
+
+    void summary() {
+        const Summary& s = r_.summary;
+        heading("Summary");
+        out_.line("  allocations " + std::to_string(s.allocations) + ", frees " +
+                  std::to_string(s.frees) + ", failed allocations " +
+                  std::to_string(s.failed_allocations) + ", errors " + std::to_string(s.errors));
+        std::vector<Segment> leaked{
+            {"  leaked ", Tone::Plain},
+            {humanBytes(s.leaked_bytes), s.leaked_bytes ? Tone::Bad : Tone::Good},
+            {" in " + plural(s.leaked_allocations, "allocation"), Tone::Plain}};
+        if (s.uncertain_leaked_bytes > 0) {
+            leaked.push_back(
+                {" (" + humanBytes(s.uncertain_leaked_bytes) + " uncertain: events are missing)",
+                 Tone::Warn});
+        }
+        if (s.uncertain_errors > 0) {
+            leaked.push_back(
+                {"; " + plural(s.uncertain_errors, "error") + " uncertain", Tone::Warn});
+        }
+        out_.line(std::move(leaked));
+        out_.line({{"  peak ", Tone::Plain},
+                   {humanBytes(s.peak_bytes), Tone::Strong},
+                   {" of device memory at " + at(s.peak_time_ns), Tone::Plain}});
+        for (const DeviceReport& d : r_.devices) {
+            out_.line({{"  device " + std::to_string(d.ordinal) + " ", Tone::Plain},
+                       {d.name, Tone::Plain},
+                       {": peak " + humanBytes(d.peak_bytes) + " of " + humanBytes(d.total_bytes) +
+                            ", leaked " + humanBytes(d.leaked_bytes),
+                        Tone::Plain}});
+        }
+        for (const KindReport& k : r_.kinds) {
+            if (k.allocations > 0) {
+                out_.line("  " + std::string(format::kindName(k.kind)) + ": " +
+                          plural(k.allocations, "allocation") + ", peak " +
+                          humanBytes(k.peak_bytes) + ", leaked " + humanBytes(k.leaked_bytes));
+            }
+        }
+    }
+
+    void leaks() {
+        if (r_.leaks.empty()) {
+            return;
+        }
+        const LeakScope& scope = r_.leak_scope;
+        heading(scope.phase ? "Leaks allocated in phase " + *scope.phase + " (largest first)"
+                            : "Leaks (largest first)");
+        size_t i = 0;
+        for (const LeakSite& l : r_.leaks) {
+            std::vector<Segment> line{{"  #" + std::to_string(++i) + " ", Tone::Plain},
+                                      {humanBytes(l.bytes), Tone::Bad},
+                                      {" in " + plural(l.allocations, "allocation") + ", " +
+                                           std::string(format::kindName(l.kind)) + " via " + l.api +
+                                           pidNote(l.pid),
+                                       Tone::Plain}};
+            if (l.released_by_teardown) {
+                line.push_back({" (released only by device reset / context destroy, never freed)",
+                                Tone::Warn});
+            }
+            if (l.uncertain_bytes > 0) {
+                line.push_back({" (" + humanBytes(l.uncertain_bytes) +
+                                    " uncertain: allocated before events went missing)",
+                                Tone::Warn});
+            }
+            out_.line(std::move(line));
+            out_.stack(l.stack, "      ");
+        }
+        uint64_t listed_bytes = 0;
+        for (const LeakSite& l : r_.leaks) {
+            listed_bytes += l.bytes;
+        }
+        if (scope.sites > r_.leaks.size()) {
+            out_.line("  ... " + plural(scope.sites - r_.leaks.size(), "more site") + " with " +
+                          humanBytes(scope.bytes - std::min(scope.bytes, listed_bytes)) +
+                          " (--top lists more)",
+                      Tone::Dim);
+        }
+    }
+
+    void peak() {
+        const PeakReport& p = r_.peak;
+        heading("Peak " + humanBytes(p.bytes) + " at " + at(p.time_ns) + ", held by");
+        for (const PeakSite& site : p.top_sites) {
+            out_.line({{"  ", Tone::Plain},
+                       {humanBytes(site.bytes), Tone::Strong},
+                       {" in " + plural(site.allocations, "allocation") + pidNote(site.pid),
+                        Tone::Plain}});
+            out_.stack(site.stack, "      ");
+        }
+    }
+
+    void phases() {
+        if (r_.phases.empty()) {
+            return;
+        }
+        heading("Phases (from gpumemtrace_mark_phase)");
+        char head[160];
+        std::snprintf(head, sizeof head, "  %-20s %6s %8s %11s %8s %11s %11s", "phase", "times",
+                      "allocs", "allocated", "frees", "peak", "leaked");
+        out_.line(head, Tone::Dim);
+        for (const PhaseReport& p : r_.phases) {
+            char row[160];
+            std::snprintf(row, sizeof row, " %6llu %8llu %11s %8llu %11s %11s",
+                          static_cast<unsigned long long>(p.occurrences),
+                          static_cast<unsigned long long>(p.allocations),
+                          humanBytes(p.allocated_bytes).c_str(),
+                          static_cast<unsigned long long>(p.frees),
+                          humanBytes(p.peak_bytes).c_str(), humanBytes(p.leaked_bytes).c_str());
+            std::string name = p.name + pidNote(p.pid);
+            if (name.size() < 20) {
+                name.resize(20, ' ');
+            }
+            out_.line({{"  ", Tone::Plain},
+                       {name, Tone::Plain, true},
+                       {row, p.leaked_bytes ? Tone::Warn : Tone::Plain}});
+        }
+    }
+
+    // Holes relative to what matters: a few MiB of holes on an 80 GiB device are harmless
+    // whatever their spread; the same bytes in a program that holds little are not.
+    void fragmentation() {
+        bool any = false;
+        size_t failure_rows = 0;
+        for (const FragmentationReport& f : r_.fragmentation) {
+            if (f.moment == Moment::Failure) {
+                ++failure_rows;
+                continue;
+            }
+            if (!any) {
+                heading("Fragmentation (free holes inside the granules and VMM reservations in "
+                        "use)");
+                any = true;
+            }
+            std::string when = (f.moment == Moment::Peak ? "  at the peak (" : "  at the end (") +
+                               at(f.time_ns) + "), device " + std::to_string(f.device) +
+                               pidNote(f.pid) + ": ";
+            if (f.hole_bytes == 0) {
+                out_.line(when + "no holes");
+                continue;
+            }
+            std::string size = humanBytes(f.hole_bytes) + " free in " +
+                               plural(f.hole_count, "hole") + ", largest " +
+                               humanBytes(f.largest_hole_bytes);
+            std::string relative;
+            if (f.device_total_bytes) {
+                relative += percent(f.hole_bytes, f.device_total_bytes) + " of the device";
+            }
+            if (f.live_bytes) {
+                // Past twice what is in use, a multiple reads better than a percentage.
+                char times[32];
+                std::snprintf(times, sizeof times, "%.0fx",
+                              static_cast<double>(f.hole_bytes) /
+                                  static_cast<double>(f.live_bytes));
+                relative += (relative.empty() ? "" : ", ") +
+                            (f.hole_bytes >= 2 * f.live_bytes
+                                 ? std::string(times)
+                                 : percent(f.hole_bytes, f.live_bytes) + " of") +
+                            " the " + humanBytes(f.live_bytes) + " in use";
+            }
+            if (!relative.empty()) {
+                size += " (" + relative + ")";
+            }
+            if (!f.exact) {
+                size += ", measured at an earlier peak";
+            }
+            // Holes worth a look: at least 1% of the device (or of what is in use when
+            // the device's size is unknown).
+            const uint64_t whole = f.device_total_bytes ? f.device_total_bytes : f.live_bytes;
+            const bool notable = whole == 0 || f.hole_bytes * 100 >= whole;
+            out_.line({{when, Tone::Plain}, {size, notable ? Tone::Warn : Tone::Plain}});
+            for (size_t i = 0; i < f.pinning.size() && i < 3; ++i) {
+                const PinReport& pin = f.pinning[i];
+                out_.line("      " + humanBytes(pin.bytes) + " " +
+                          std::string(format::kindName(pin.kind)) + " allocation (" + pin.api +
+                          ") alone keeps " + humanBytes(pin.pinned_bytes) +
+                          " of granules from being freed, allocated at");
+                out_.stack(pin.stack, "          ");
+            }
+            if (f.pinning.size() > 3) {
+                out_.line("      ... " + plural(f.pinning.size() - 3, "more pinning allocation"),
+                          Tone::Dim);
+            }
+        }
+        if (failure_rows > 0 && any) {
+            out_.line("  (at each failed allocation: the largest hole is under Failed allocations)",
+                      Tone::Dim);
+        }
+    }
+
+    void failures() {
+        if (r_.failures.empty()) {
+            return;
+        }
+        heading("Failed allocations");
+        for (const FailureReport& f : r_.failures) {
+            out_.line({{"  " + at(f.time_ns) + " " + f.api + "(" + humanBytes(f.requested_bytes) +
+                            ") -> ",
+                        Tone::Plain},
+                       {f.error, Tone::Bad},
+                       {pidNote(f.pid), Tone::Plain}});
+            out_.line("    " + f.diagnosis);
+            out_.line("    live then " + humanBytes(f.live_bytes) + ", driver free " +
+                          bytesOr(f.device_free_bytes) + ", largest hole " +
+                          bytesOr(f.largest_hole_bytes),
+                      Tone::Dim);
+            out_.stack(f.stack, "      ");
+        }
+    }
+
+    void errors() {
+        if (r_.errors.empty()) {
+            return;
+        }
+        heading("Errors");
+        for (const ErrorReport& e : r_.errors) {
+            char address[24];
+            std::snprintf(address, sizeof address, "0x%llx",
+                          static_cast<unsigned long long>(e.address));
+            out_.line({{"  " + std::string(e.uncertain ? "(uncertain) " : ""), Tone::Warn},
+                       {std::string(errorTypeName(e.type)), e.uncertain ? Tone::Warn : Tone::Bad},
+                       {": " + e.api + "(" + address + ") at " + at(e.time_ns) + pidNote(e.pid) +
+                            ": " + e.detail,
+                        Tone::Plain}});
+            out_.stack(e.stack, "      ");
+            if (!e.allocation_stack.empty()) {
+                out_.line("    allocated at");
+                out_.stack(e.allocation_stack, "      ");
+            }
+        }
+    }
+
+    const Report& r_;
+    StyledText out_;
+    uint64_t origin_ = 0;
+    bool many_ = false;
+};
 
 } // namespace
 
-std::string renderText(const Json& r) {
-    std::ostringstream out;
-    uint64_t base = UINT64_MAX;
-    for (const Json& p : r["processes"]) {
-        base = std::min(base, p.value("start_mono_ns", uint64_t{0}));
-    }
-    if (base == UINT64_MAX) {
-        base = 0;
-    }
-
-    out << "gpumemtrace report (" << r.value("generator", "") << ")\n\n";
-    for (const Json& p : r["processes"]) {
-        out << "process " << p["pid"] << "  " << p.value("command", "") << "\n"
-            << "  trace " << p.value("trace_file", "") << ": " << p["events"] << " events, "
-            << seconds(p.value("duration_ns", uint64_t{0}), 0) << " long";
-        if (p.value("dropped_events", 0) > 0) {
-            out << ", " << p["dropped_events"] << " events DROPPED";
-        }
-        out << "\n";
-        if (!p.value("complete", false)) {
-            out << "  INCOMPLETE trace: " << p.value("incomplete_reason", "")
-                << " (valid log ends at offset " << p.value("valid_log_end_offset", 0)
-                << "); analysed up to its last valid record\n";
-        }
-        if (p.contains("missing_events")) {
-            const Json& m = p["missing_events"];
-            std::vector<std::string> what;
-            if (m.value("gap_count", uint64_t{0}) > 0) {
-                what.push_back(std::to_string(m.value("missing_positions", uint64_t{0})) +
-                               " sequence positions in " +
-                               std::to_string(m.value("gap_count", uint64_t{0})) + " gap(s)");
-            }
-            if (m.value("dropped_events", uint64_t{0}) > 0) {
-                what.push_back(std::to_string(m.value("dropped_events", uint64_t{0})) +
-                               " events dropped at unknown points");
-            }
-            if (m.value("unknown_tail", false)) {
-                what.push_back("an unknown number after the valid log");
-            }
-            out << "  MISSING EVENTS:";
-            for (size_t i = 0; i < what.size(); ++i) {
-                out << (i ? ", " : " ") << what[i];
-            }
-            out << "; leaks and errors they could explain are marked uncertain\n";
-        }
-    }
-
-    const Json& s = r["summary"];
-    out << "\nSummary\n"
-        << "  allocations " << s["allocations"] << ", frees " << s["frees"]
-        << ", failed allocations " << s["failed_allocations"] << ", errors " << s["errors"] << "\n"
-        << "  leaked " << bytes(s["leaked_bytes"]) << " in " << s["leaked_allocations"]
-        << " allocations";
-    if (s.value("uncertain_leaked_bytes", uint64_t{0}) > 0) {
-        out << " (" << bytes(s["uncertain_leaked_bytes"]) << " uncertain: events are missing)";
-    }
-    if (s.value("uncertain_errors", uint64_t{0}) > 0) {
-        out << "; " << s["uncertain_errors"] << " of the errors uncertain";
-    }
-    out << "\n"
-        << "  peak " << bytes(s["peak_bytes"]) << " of device memory at "
-        << seconds(s.value("peak_time_ns", uint64_t{0}), base) << "\n";
-    for (const Json& d : r["devices"]) {
-        out << "  device " << d["ordinal"] << " " << d.value("name", "") << ": peak "
-            << bytes(d["peak_bytes"]) << " of " << bytes(d["total_bytes"]) << ", leaked "
-            << bytes(d["leaked_bytes"]) << "\n";
-    }
-    out << "  by kind:";
-    for (const auto& [kind, k] : r["kinds"].items()) {
-        if (k.value("allocations", 0) > 0) {
-            out << "  " << kind << " " << k["allocations"] << " allocs, peak "
-                << bytes(k["peak_bytes"]) << ", leaked " << bytes(k["leaked_bytes"]) << ";";
-        }
-    }
-    out << "\n";
-
-    if (!r["leaks"].empty()) {
-        out << "\nLeaks (largest first)\n";
-        int i = 0;
-        for (const Json& l : r["leaks"]) {
-            out << "  #" << ++i << " " << bytes(l["bytes"]) << " in " << l["allocations"]
-                << " allocation(s), " << l.value("kind", "") << " via " << l.value("api", "");
-            if (l.value("released_by_teardown", false)) {
-                out << " — released only by device reset / context destroy, never freed";
-            }
-            out << "\n";
-            printStack(out, l["stack"], "      ");
-        }
-    }
-
-    const Json& peak = r["peak"];
-    out << "\nPeak " << bytes(peak["bytes"]) << " at "
-        << seconds(peak.value("time_ns", uint64_t{0}), base) << ", held by\n";
-    for (const Json& site : peak["top_sites"]) {
-        out << "  " << bytes(site["bytes"]) << " in " << site["allocations"] << " allocation(s)\n";
-        printStack(out, site["stack"], "      ");
-    }
-
-    if (!r["fragmentation"].empty()) {
-        out << "\nFragmentation (holes inside allocation granules and VMM reservations)\n";
-        for (const Json& f : r["fragmentation"]) {
-            char ratio[16];
-            std::snprintf(ratio, sizeof ratio, "%.2f", f.value("ratio", 0.0));
-            out << "  " << f.value("moment", "") << " at "
-                << seconds(f.value("time_ns", uint64_t{0}), base) << ", device " << f["device"]
-                << ": " << bytes(f["hole_bytes"]) << " in holes, largest "
-                << bytes(f["largest_hole_bytes"]) << ", ratio " << ratio << "\n";
-            for (const Json& pin : f["pinning"]) {
-                out << "      " << pin.value("address", "") << " (" << bytes(pin["bytes"])
-                    << ") alone keeps " << bytes(pin["pinned_bytes"]) << " of granules in use\n";
-            }
-        }
-    }
-
-    if (!r["failures"].empty()) {
-        out << "\nFailed allocations\n";
-        for (const Json& f : r["failures"]) {
-            out << "  " << seconds(f.value("time_ns", uint64_t{0}), base) << " "
-                << f.value("api", "") << "(" << bytes(f["requested_bytes"]) << ") -> "
-                << f.value("error", "") << "\n"
-                << "    " << f.value("diagnosis", "") << "\n"
-                << "    live then " << bytes(f["live_bytes"]) << ", driver free "
-                << bytes(f["device_free_bytes"]) << ", largest hole "
-                << bytes(f["largest_hole_bytes"]) << "\n";
-            printStack(out, f["stack"], "      ");
-        }
-    }
-
-    if (!r["errors"].empty()) {
-        out << "\nErrors\n";
-        for (const Json& e : r["errors"]) {
-            out << "  " << (e.value("uncertain", false) ? "(uncertain) " : "")
-                << e.value("type", "") << ": " << e.value("api", "") << "("
-                << e.value("address", "") << ") at "
-                << seconds(e.value("time_ns", uint64_t{0}), base) << ": " << e.value("detail", "")
-                << "\n";
-            printStack(out, e["stack"], "      ");
-            if (!e["allocation_stack"].empty()) {
-                out << "    allocated at\n";
-                printStack(out, e["allocation_stack"], "      ");
-            }
-        }
-    }
-    return out.str();
+std::string renderText(const Report& report, const TextStyle& style) {
+    return TextReport(report, style).render();
 }
 
 } // namespace gmt::analyzer

@@ -1,13 +1,14 @@
-// The human-readable rendering of a report (the default on a terminal). It is made from
-// the JSON report itself, so both formats always say the same thing.
+// The text report: what `gpumemtrace report` prints unless asked for JSON. A view of the
+// typed Report, like the JSON, so both always say the same thing.
 #pragma once
 
-#include "json.h"
+#include "report.h"
+#include "styled_text.h"
 
 #include <string>
 
 namespace gmt::analyzer {
 
-std::string renderText(const Json& report);
+std::string renderText(const Report& report, const TextStyle& style = {});
 
 } // namespace gmt::analyzer

@@ -14,7 +14,7 @@
 namespace gmt::analyzer {
 
 // The most points a timeline may be asked for (the CLI's --timeline-points bound).
-inline constexpr size_t kMaxTimelinePoints = 100'000;
+inline constexpr size_t kMaxTimelinePoints = 1'000'000;
 
 class Timeline {
   public:

@@ -10,10 +10,14 @@
 namespace gmt::analyzer {
 
 void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
+    // A stream is read to its end, then waits until its process's end time comes in the
+    // merged order (other processes' events may still precede it), then ends.
+    enum class State { Reading, Ending, Done };
     struct Stream {
         std::unique_ptr<TraceReader> reader;
         std::unique_ptr<Record> next = std::make_unique<Record>();
-        bool has = false;
+        State state = State::Reading;
+        uint64_t end_ns = 0;
         uint32_t process = 0;
     };
     // Every trace is read at once, a frame at a time: their read-ahead shares one budget
@@ -28,37 +32,43 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
         streams[i].reader = std::make_unique<TraceReader>(traces[i], read_ahead);
         streams[i].process = analysis.addProcess(traces[i], streams[i].reader->prologue());
     }
+    auto advance = [&](Stream& s) {
+        if (!s.reader->next(*s.next)) {
+            s.state = State::Ending;
+            s.end_ns = analysis.processes()[s.process]->endTime();
+        }
+    };
     // The order: non-event records first (they define what events refer to), then the
-    // earliest event of all processes, so device totals interleave correctly; ties go to
-    // the trace named first. A heap makes each choice O(log traces), not O(traces).
+    // earliest event or process end of all processes, so device totals interleave
+    // correctly; a process that ends when another allocates ends first; ties go to the
+    // trace named first. A heap makes each choice O(log traces), not O(traces).
     auto key = [&](size_t i) {
-        const Record& r = *streams[i].next;
-        const bool event = r.tag == format::RecordTag::Event;
-        return std::tuple(event, event ? r.event.time_ns : 0, i);
+        const Stream& s = streams[i];
+        const bool ends = s.state == State::Ending;
+        if (!ends && s.next->tag != format::RecordTag::Event) {
+            return std::tuple(false, uint64_t{0}, false, i);
+        }
+        return std::tuple(true, ends ? s.end_ns : s.next->event.time_ns, !ends, i);
     };
     auto later = [&](size_t a, size_t b) { return key(a) > key(b); };
     std::vector<size_t> heap;
     for (size_t i = 0; i < streams.size(); ++i) {
-        Stream& s = streams[i];
-        s.has = s.reader->next(*s.next);
-        if (s.has) {
-            heap.push_back(i);
-        } else {
-            analysis.endProcess(s.process, s.reader->status());
-        }
+        advance(streams[i]);
+        heap.push_back(i);
     }
     std::make_heap(heap.begin(), heap.end(), later);
     while (!heap.empty()) {
         std::pop_heap(heap.begin(), heap.end(), later);
         Stream& s = streams[heap.back()];
-        analysis.onRecord(s.process, *s.next);
-        s.has = s.reader->next(*s.next);
-        if (s.has) {
-            std::push_heap(heap.begin(), heap.end(), later);
-        } else {
-            heap.pop_back();
+        if (s.state == State::Ending) {
             analysis.endProcess(s.process, s.reader->status());
+            s.state = State::Done;
+            heap.pop_back();
+            continue;
         }
+        analysis.onRecord(s.process, *s.next);
+        advance(s);
+        std::push_heap(heap.begin(), heap.end(), later);
     }
     analysis.finish();
 }

@@ -33,6 +33,12 @@ if(NOT nlohmann_json_FOUND)
     gmt_missing("nlohmann/json" "nlohmann-json3-dev")
 endif()
 
+# UTF-8 checking of the strings a trace carries (they may be any bytes).
+find_package(utf8cpp QUIET CONFIG)
+if(NOT utf8cpp_FOUND)
+    gmt_missing("utfcpp" "libutfcpp-dev")
+endif()
+
 find_package(CLI11 QUIET CONFIG)
 if(NOT CLI11_FOUND)
     gmt_missing("CLI11" "libcli11-dev")

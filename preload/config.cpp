@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <ctime>
 #include <optional>
 #include <string_view>
 #include <unistd.h>
@@ -120,37 +119,6 @@ void reportConfigProblems(const Config& config) {
     for (const std::string& problem : config.problems) {
         logger().warn("{}", problem);
     }
-}
-
-std::string expandOutputTemplate(const std::string& tmpl, int pid) {
-    std::string out;
-    for (size_t i = 0; i < tmpl.size(); ++i) {
-        if (tmpl[i] != '%' || i + 1 == tmpl.size()) {
-            out += tmpl[i];
-            continue;
-        }
-        char c = tmpl[++i];
-        if (c == 'p') {
-            out += std::to_string(pid);
-        } else if (c == 'h') {
-            char host[256] = {};
-            gethostname(host, sizeof host - 1);
-            out += host;
-        } else if (c == 't') {
-            char buf[32];
-            time_t now = time(nullptr);
-            struct tm tm;
-            localtime_r(&now, &tm);
-            strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-            out += buf;
-        } else if (c == '%') {
-            out += '%';
-        } else {
-            out += '%';
-            out += c;
-        }
-    }
-    return out;
 }
 
 } // namespace gmt::preload

@@ -1,5 +1,5 @@
-// Settings from the environment (DESIGN §3), read once at load time so the hot path never
-// calls getenv.
+// Settings from the environment (docs/configuration.md), read once at load time so the hot path
+// never calls getenv.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,5 @@ Config readConfig();
 // Logs Config::problems as warnings, once per process. Called when the process starts
 // tracing (its first CUDA call): a process that never uses CUDA stays silent.
 void reportConfigProblems(const Config& config);
-
-// "%p" pid, "%h" host, "%t" start time (YYYYmmdd-HHMMSS), "%%" a percent sign.
-std::string expandOutputTemplate(const std::string& tmpl, int pid);
 
 } // namespace gmt::preload

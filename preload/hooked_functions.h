@@ -66,6 +66,8 @@
     X(CUresult, cuMemImportFromShareableHandle,                                                    \
       (CUmemGenericAllocationHandle * handle, void* osHandle, CUmemAllocationHandleType type),     \
       (handle, osHandle, type))                                                                    \
+    X(CUresult, cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle * handle, void* addr),  \
+      (handle, addr))                                                                              \
     X(CUresult, cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev))                                 \
     X(CUresult, cuCtxDestroy_v2, (CUcontext ctx), (ctx))                                           \
     X(CUresult, cuCtxCreate_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev),              \
@@ -128,7 +130,8 @@
     X(cudaError_t, cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep), (pool, keep))
 
 // Driver functions the tracer calls itself (never wrapped): device ordinal, context,
-// out-of-memory facts and the device records of the trace header.
+// out-of-memory facts, the device records of the trace header and where an imported
+// VMM handle lives.
 #define GMT_DRIVER_QUERIES(X)                                                                      \
     X(CUresult, cuCtxGetDevice, (CUdevice * dev), (dev))                                           \
     X(CUresult, cuCtxGetCurrent, (CUcontext * ctx), (ctx))                                         \
@@ -141,4 +144,6 @@
     X(CUresult, cuMemGetAllocationGranularity,                                                     \
       (size_t * granularity, const CUmemAllocationProp* prop,                                      \
        CUmemAllocationGranularity_flags option),                                                   \
-      (granularity, prop, option))
+      (granularity, prop, option))                                                                 \
+    X(CUresult, cuMemGetAllocationPropertiesFromHandle,                                            \
+      (CUmemAllocationProp * prop, CUmemGenericAllocationHandle handle), (prop, handle))

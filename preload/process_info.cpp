@@ -1,6 +1,7 @@
 #include "process_info.h"
 
 #include "clock.h"
+#include "rank_info.h"
 #include "real_functions.h"
 
 #include <climits>
@@ -56,6 +57,11 @@ format::HeaderInfo collectHeader(uint32_t stack_depth) {
     gethostname(host, sizeof host - 1);
     h.host = host;
     h.tracer_version = GPUMEMTRACE_VERSION;
+    RankInfo rank = detectRank();
+    h.rank = rank.rank;
+    h.local_rank = rank.local_rank;
+    h.world_size = rank.world_size;
+    h.rank_source = rank.source;
     const RealFunctions& cu = driverReal();
     int version = 0;
     if (cu.cuDriverGetVersion && cu.cuDriverGetVersion(&version) == CUDA_SUCCESS) {

@@ -3,7 +3,9 @@
 #include "clock.h"
 #include "log_writer.h"
 #include "logging.h"
+#include "output_path.h"
 #include "process_info.h"
+#include "rank_info.h"
 #include "ring_buffer.h"
 #include "signal_handlers.h"
 #include "stack_capture.h"
@@ -142,8 +144,9 @@ Session* Recorder::createSession() {
     reportConfigProblems(config_); // the first CUDA call: now the process has a say
     auto* s = new Session;
     s->pid = getpid();
-    std::string path = expandOutputTemplate(config_.output_template, s->pid);
-    if (!s->file.create(path, ringSlotsFor(config_.buffer_bytes))) {
+    std::string path = expandOutputTemplate(config_.output_template, {s->pid, detectRank().rank});
+    if (!createParentDirectories(path) ||
+        !s->file.create(path, ringSlotsFor(config_.buffer_bytes))) {
         delete s;
         return nullptr;
     }

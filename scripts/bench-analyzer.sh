@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Analyzer throughput and memory against heaptrack_print (issue 4 item 13).
+# Analyzer throughput and memory against heaptrack_print.
 #
 #   scripts/bench-analyzer.sh BUILD_DIR
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recorder overhead per traced call, against heaptrack (issue 3 item 10).
+# Recorder overhead per traced call, against heaptrack.
 #
 #   scripts/bench-recorder.sh BUILD_DIR
 #

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from gpu_validate_ranks import check_ranks
+
 ROWS = []
 
 
@@ -133,6 +135,7 @@ def check_routes(env):
             leak.get("bytes") == 1234567 and any("leak_here" in f for f in funcs) and not wrong,
             f"leaks[0] {leak.get('bytes')} B at {funcs[:2]}; every API recorded once by its "
             f"runtime name: {not wrong} {wrong if wrong else ''}")
+        check_text_stacks(env, traces[0], leak)
     p, traces, _ = env.record("routes_entrypoint", [str(programs / "runtime_calls"), "entrypoint"])
     recs = env.dump(traces[0]) if traces else []
     got = [(r["api"], r["size"]) for r in recs if r.get("record") == "event" and r["size"] == 18001]
@@ -148,6 +151,27 @@ def check_routes(env):
             {"vmm_reserve", "vmm_create", "vmm_map", "vmm_unmap", "vmm_release",
              "vmm_address_free", "teardown", "ctx_create"} <= set(ops),
             f"rc={p.returncode}, {len(ev)} events, ops {ops}, missing sizes {sorted(want - allocs)}")
+
+
+def check_text_stacks(env, trace, leak):
+    """The text report's stacks on real libraries: the leak's first line is the program's
+    function; the tracer's and the CUDA libraries' frames show only with --full-stacks."""
+    def leak_lines(args):
+        p, _ = env.run("routes_runtime.text" + "".join(args),
+                       [str(env.cli), "report", "--frames", "64", *args, str(trace)],
+                       env=env.cli_env)
+        text = p.stdout.split("Leaks (largest first)\n", 1)[-1].split("\n\n", 1)[0]
+        return [l.strip() for l in text.splitlines()[1:] if l.startswith("      ")], p.returncode
+    shown, rc = leak_lines([])
+    full, rc_full = leak_lines(["--full-stacks"])
+    hidden = ("libgpumemtrace", "libcudart", "libcuda.so", "__libc_start", "_start")
+    stray = [l for l in shown if any(h in l for h in hidden)]
+    languages = {f.get("language") for f in leak.get("stack", [])}
+    row("text stacks leave out the tracer and CUDA frames",
+        rc == 0 and rc_full == 0 and bool(shown) and "leak_here" in shown[0] and not stray
+        and len(full) > len(shown) and languages == {"native"},
+        f"first line {shown[:1]}; {len(shown)} frames shown, {len(full)} with --full-stacks; "
+        f"hidden ones shown anyway: {stray}; JSON languages {sorted(map(str, languages))}")
 
 
 def sanitizer_leaks(env, cmd, name, run_env):
@@ -389,11 +413,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated check groups")
     args = ap.parse_args()
     env = Env(args.build, args.out)
-    groups = {"routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
+    groups = {"ranks": lambda e: check_ranks(e, row), "routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
               "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
-    wanted = [g for g in args.only.split(",") if g] or list(groups)
+    # "ranks" needs 2 GPUs: only when asked for.
+    wanted = [g for g in args.only.split(",") if g] or [g for g in groups if g != "ranks"]
     for g in wanted:
         try:
             groups[g](env)

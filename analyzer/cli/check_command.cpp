@@ -1,7 +1,9 @@
-// `gpumemtrace check TRACE...`: the CI gate. Each trace (one process) is measured against
-// the limits; exit 0 when all hold, 1 when one is exceeded, 2 for unusable input.
+// `gpumemtrace check TRACE...`: the CI gate. Each trace (one process) or saved JSON report
+// is measured against the limits; exit 0 when all hold, 1 when one is exceeded, 2 for
+// unusable input.
 #include "commands.h"
 
+#include "check_gate.h"
 #include "count_option.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
@@ -9,10 +11,13 @@
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
+#include "terminal_style.h"
+#include "text_safety.h"
 
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unistd.h>
 
 namespace gmt::cli {
 
@@ -20,16 +25,7 @@ namespace {
 
 struct CheckArgs {
     std::vector<std::string> traces;
-    uint64_t max_leaked_bytes = 0;
-    std::optional<uint64_t> max_leaks;
-    std::optional<uint64_t> max_peak_bytes;
-    bool fail_on_errors = true;
-    bool allow_incomplete = false;
-    std::string suppressions;
-    std::string junit;
-    size_t top = 5;
-    size_t frames = 8;
-    bool no_symbols = false;
+    CheckOptions options;
 };
 
 std::string processName(const ProcessVerdict& v) {
@@ -40,22 +36,34 @@ std::string processName(const ProcessVerdict& v) {
     return name;
 }
 
-void printVerdict(std::ostream& out, const ProcessVerdict& v) {
-    out << (v.failed() ? "FAIL " : "ok   ") << processName(v) << "  " << v.trace_file << '\n';
+using analyzer::Tone;
+
+Tone verdictTone(bool failed) {
+    return failed ? Tone::Bad : Tone::Good;
+}
+
+void printVerdict(analyzer::StyledText& out, const ProcessVerdict& v) {
+    out.line({{v.failed() ? "FAIL " : "ok   ", verdictTone(v.failed())},
+              {processName(v), Tone::Strong},
+              {"  " + v.trace_file, Tone::Plain}});
     for (const std::string& note : v.notes) {
-        out << "  note: " << note << '\n';
+        out.line({{"  note: ", Tone::Warn}, {note, Tone::Plain}});
     }
     for (const CheckOutcome& c : v.checks) {
-        out << "  " << (c.failed ? "FAIL " : "ok   ") << c.name << ": " << c.summary << '\n';
+        out.line({{"  " + std::string(c.failed ? "FAIL " : "ok   "), verdictTone(c.failed)},
+                  {c.name + ": " + c.summary, Tone::Plain}});
         if (c.failed) {
-            for (const std::string& line : c.details) {
-                out << "    " << line << '\n';
+            for (const DetailLine& line : c.details) {
+                // A frame's function gives way to its file:line; other lines wrap.
+                out.line({{"    ", Tone::Plain},
+                          {line.what, Tone::Plain, !line.where.empty()},
+                          {line.where, Tone::Dim}});
             }
         }
     }
 }
 
-void printSuppressions(std::ostream& out, const Suppressions& suppressions) {
+void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressions) {
     if (suppressions.empty()) {
         return;
     }
@@ -63,17 +71,18 @@ void printSuppressions(std::ostream& out, const Suppressions& suppressions) {
     for (const Suppression& s : suppressions.entries()) {
         (s.uses ? used : unused).push_back(&s);
     }
-    out << "suppressions: " << used.size() << " used, " << unused.size() << " unused\n";
+    out.line("suppressions: " + std::to_string(used.size()) + " used, " +
+             std::to_string(unused.size()) + " unused");
     for (const Suppression* s : used) {
-        out << "  used   " << s->text() << "  (" << s->origin << "): " << s->uses
-            << (s->type == Suppression::Type::Leak
-                    ? (s->uses == 1 ? " leak site, " : " leak sites, ") +
-                          std::to_string(s->allocations) + " allocations, " + formatBytes(s->bytes)
-                    : std::string(s->uses == 1 ? " error" : " errors"))
-            << '\n';
+        out.line("  used   " + s->text() + "  (" + s->origin + "): " + std::to_string(s->uses) +
+                 (s->type == Suppression::Type::Leak
+                      ? (s->uses == 1 ? " leak site, " : " leak sites, ") +
+                            std::to_string(s->allocations) + " allocations, " +
+                            formatBytes(s->bytes)
+                      : std::string(s->uses == 1 ? " error" : " errors")));
     }
     for (const Suppression* s : unused) {
-        out << "  unused " << s->text() << "  (" << s->origin << ")\n";
+        out.line({{"  unused " + s->text() + "  (" + s->origin + ")", Tone::Warn}});
     }
 }
 
@@ -91,8 +100,8 @@ JUnitSuite junitSuite(const ProcessVerdict& v) {
         for (const std::string& note : v.notes) {
             text += "note: " + note + "\n";
         }
-        for (const std::string& line : c.details) {
-            text += line + "\n";
+        for (const DetailLine& line : c.details) {
+            text += line.str() + "\n";
         }
         if (c.failed) {
             tc.failure_message = c.summary;
@@ -106,32 +115,46 @@ JUnitSuite junitSuite(const ProcessVerdict& v) {
     return suite;
 }
 
-int runCheck(const CheckArgs& args) {
+} // namespace
+
+int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
+                 std::ostream& stream, const analyzer::TextStyle& style) {
     Suppressions suppressions;
     if (!args.suppressions.empty()) {
         suppressions = Suppressions::load(args.suppressions);
     }
     // Every trace is analysed before anything is printed: a bad file must fail the gate
-    // with one clear line, not after half a verdict.
-    std::vector<Json> reports;
+    // with one clear line, not after half a verdict. Only the sites shown are kept with
+    // their stacks; leak suppressions see every site as the report is made.
+    std::vector<analyzer::Report> reports;
     AnalyzeOptions ao;
     ao.symbols = !args.no_symbols;
-    for (const std::string& trace : args.traces) {
-        reports.push_back(analyzeTrace(trace, ao));
+    ao.top = args.top;
+    ao.phase = args.phase;
+    if (!suppressions.empty()) {
+        ao.leak_filter = [&suppressions](const analyzer::LeakSite& site) {
+            return suppressions.matchLeak(site) != nullptr;
+        };
+    }
+    for (const std::string& trace : traces) {
+        reports.push_back(loadTraceOrReport(trace, ao));
     }
     GateLimits limits;
     limits.max_leaked_bytes = args.max_leaked_bytes;
     limits.max_leaks = args.max_leaks;
     limits.max_peak_bytes = args.max_peak_bytes;
+    limits.phase = args.phase;
     limits.fail_on_errors = args.fail_on_errors;
     limits.allow_incomplete = args.allow_incomplete;
     GateDetail detail;
     detail.top = args.top;
-    detail.frames = args.frames;
+    detail.stacks.max_frames = args.frames;
+    detail.stacks.full = args.full_stacks;
 
+    analyzer::StyledText out(style);
     std::vector<ProcessVerdict> verdicts;
     size_t failed_processes = 0, failed_checks = 0, checks = 0;
-    for (const Json& report : reports) {
+    for (const analyzer::Report& report : reports) {
         verdicts.push_back(evaluateProcess(report, limits, suppressions, detail));
         const ProcessVerdict& v = verdicts.back();
         failed_processes += v.failed() ? 1 : 0;
@@ -139,18 +162,24 @@ int runCheck(const CheckArgs& args) {
             ++checks;
             failed_checks += c.failed ? 1 : 0;
         }
-        printVerdict(std::cout, v);
+        printVerdict(out, v);
     }
-    printSuppressions(std::cout, suppressions);
+    printSuppressions(out, suppressions);
+    const std::string processes =
+        std::to_string(verdicts.size()) + (verdicts.size() == 1 ? " process)" : " processes)");
     if (failed_processes == 0) {
-        std::cout << "gpumemtrace check: passed (" << checks << " checks in " << verdicts.size()
-                  << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
+        out.line({{"gpumemtrace check: ", Tone::Plain},
+                  {"passed", Tone::Good},
+                  {" (" + std::to_string(checks) + " checks in " + processes, Tone::Plain}});
     } else {
-        std::cout << "gpumemtrace check: FAILED (" << failed_checks << " of " << checks
-                  << " checks in " << failed_processes << " of " << verdicts.size()
-                  << (verdicts.size() == 1 ? " process)\n" : " processes)\n");
+        out.line({{"gpumemtrace check: ", Tone::Plain},
+                  {"FAILED", Tone::Bad},
+                  {" (" + std::to_string(failed_checks) + " of " + std::to_string(checks) +
+                       " checks in " + std::to_string(failed_processes) + " of " + processes,
+                   Tone::Plain}});
     }
-    finishStdout();
+    stream << out.str();
+    finishStream(stream, "standard output");
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
@@ -162,51 +191,67 @@ int runCheck(const CheckArgs& args) {
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
 
-} // namespace
+std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) {
+    CheckOptions* o = &options;
+    return {
+        cmd->add_option("--max-leaked-bytes", o->max_leaked_bytes,
+                        "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
+            ->transform(sizeTransform())
+            ->default_str("0"),
+        cmd->add_option("--max-leaks", o->max_leaks,
+                        "Leaked allocations allowed per process (default: no count limit)"),
+        cmd->add_option("--max-peak-bytes", o->max_peak_bytes,
+                        "Peak device memory allowed per process (default: no limit)")
+            ->transform(sizeTransform()),
+        cmd->add_option("--phase", o->phase,
+                        "Apply --max-leaked-bytes, --max-leaks and --max-peak-bytes to phase "
+                        "NAME (gpumemtrace_mark_phase) instead of the whole run")
+            ->type_name("NAME"),
+        cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
+                      "Fail on double, invalid or mismatched frees (default: on)"),
+        cmd->add_flag("--allow-incomplete", o->allow_incomplete,
+                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+        cmd->add_option("--suppressions", o->suppressions,
+                        "File of leak:PATTERN / error:PATTERN lines to ignore"),
+        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+        cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
+            ->check(countRange(0, kMaxTop))
+            ->default_str("5"),
+        cmd->add_option("--frames", o->frames, "Frames shown per stack")
+            ->check(countRange(0, kMaxShownFrames))
+            ->default_str("8"),
+        cmd->add_flag("--full-stacks", o->full_stacks,
+                      "Show every frame, also the recorder's, the CUDA libraries' and headers' "
+                      "and libc start-up"),
+        cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
+    };
+}
 
 void addCheckCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "check", "CI gate: fail (exit 1) when traces leak, peak too high or misuse the API");
     auto args = std::make_shared<CheckArgs>();
-    cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
-    cmd->add_option("--max-leaked-bytes", args->max_leaked_bytes,
-                    "Leaked bytes allowed per process (K, M, G, KiB, MiB, GiB)")
-        ->transform(sizeTransform())
-        ->default_str("0");
-    cmd->add_option("--max-leaks", args->max_leaks,
-                    "Leaked allocations allowed per process (default: no count limit)");
-    cmd->add_option("--max-peak-bytes", args->max_peak_bytes,
-                    "Peak device memory allowed per process (default: no limit)")
-        ->transform(sizeTransform());
-    cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", args->fail_on_errors,
-                  "Fail on double, invalid or mismatched frees (default: on)");
-    cmd->add_flag("--allow-incomplete", args->allow_incomplete,
-                  "Do not fail on a trace that ends early (killed process, damaged file)");
-    cmd->add_option("--suppressions", args->suppressions,
-                    "File of leak:PATTERN / error:PATTERN lines to ignore");
-    cmd->add_option("--junit", args->junit, "Also write the verdict as JUnit XML to FILE");
-    cmd->add_option("--top", args->top, "Leak sites and errors shown with stacks")
-        ->check(countRange(0, kMaxTop))
-        ->default_str("5");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack")
-        ->check(countRange(0, kMaxShownFrames))
-        ->default_str("8");
-    cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only (faster)");
+    cmd->add_option("traces", args->traces,
+                    "Trace files, one per process (or JSON reports from `gpumemtrace report`)")
+        ->required();
+    addCheckOptions(cmd, args->options);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
                 "Example:\n"
                 "  gpumemtrace record -o 'ci.%p.gmtrace' -- ctest\n"
                 "  gpumemtrace check ci.*.gmtrace --max-leaked-bytes 1M "
-                "--suppressions gpumemtrace.supp --junit gpumemtrace.xml");
+                "--suppressions gpumemtrace.supp --junit gpumemtrace.xml\n"
+                "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G");
     cmd->callback([args, &exit_code] {
         try {
-            exit_code = runCheck(*args);
+            exit_code =
+                runCheckGate(args->traces, args->options, std::cout, terminalStyle(STDOUT_FILENO));
         } catch (const InputError& e) {
-            std::cerr << "gpumemtrace check: " << e.what() << '\n';
+            std::cerr << "gpumemtrace check: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         } catch (const SuppressionError& e) {
-            std::cerr << "gpumemtrace check: " << e.what() << '\n';
+            std::cerr << "gpumemtrace check: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         }
     });

@@ -15,9 +15,9 @@ namespace gmt::cli {
 CLI::Validator countRange(uint64_t min, uint64_t max);
 
 // The largest `--top` of any command: more rows than anyone reads, few enough to build.
-inline constexpr uint64_t kMaxTop = 100'000;
-// The most frames `check` shows per stack (a symbolized stack of 256 return addresses
-// with inlined calls can have more).
-inline constexpr uint64_t kMaxShownFrames = 10'000;
+inline constexpr uint64_t kMaxTop = 1'000'000;
+// The most frames shown per stack (a symbolized stack of 256 return addresses with
+// inlined calls can have more).
+inline constexpr uint64_t kMaxShownFrames = 4096;
 
 } // namespace gmt::cli

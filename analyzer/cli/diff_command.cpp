@@ -6,14 +6,19 @@
 #include "report_diff.h"
 #include "report_input.h"
 #include "size_parse.h"
+#include "terminal_style.h"
+#include "text_safety.h"
 
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unistd.h>
 
 namespace gmt::cli {
 
 namespace {
+
+constexpr size_t kDiffSites = 1000;
 
 struct DiffArgs {
     std::string base;
@@ -26,20 +31,23 @@ struct DiffArgs {
 int runDiff(const DiffArgs& args) {
     AnalyzeOptions ao;
     ao.symbols = !args.no_symbols;
-    Json base = loadTraceOrReport(args.base, ao);
-    Json now = loadTraceOrReport(args.now, ao);
+    // Sites are compared one by one: the largest kDiffSites of each run (a JSON report
+    // holds what it was written with); beyond them only totals.
+    ao.top = kDiffSites;
+    const analyzer::Report base = loadTraceOrReport(args.base, ao);
+    const analyzer::Report now = loadTraceOrReport(args.now, ao);
     DiffLimits limits;
     limits.max_peak_growth_pct = args.max_peak_growth;
     limits.max_leak_growth = args.max_leak_growth;
     ReportDiff diff = diffReports(base, now, limits);
-    std::cout << renderDiff(diff, args.base, args.now);
+    std::cout << renderDiff(diff, args.base, args.now, terminalStyle(STDOUT_FILENO));
     if (diff.violations.empty()) {
         std::cout << "gpumemtrace diff: within limits\n";
         finishStdout();
         return kExitOk;
     }
     for (const std::string& v : diff.violations) {
-        std::cout << "gpumemtrace diff: FAIL " << v << '\n';
+        std::cout << "gpumemtrace diff: FAIL " << analyzer::printable(v) << '\n';
     }
     finishStdout();
     return kExitNotOk;
@@ -62,8 +70,9 @@ void addDiffCommand(CLI::App& app, int& exit_code) {
         ->transform(sizeTransform());
     cmd->add_flag("--no-symbols", args->no_symbols,
                   "Module + offset frames only (sites then match by offset)");
-    cmd->footer("Without limits diff only reports. A JSON report lists only its top leak "
-                "sites;\nwrite it with `gpumemtrace report --top 1000` to compare them all.\n"
+    cmd->footer("Without limits diff only reports. Leak sites are compared one by one for the "
+                "1000\nlargest of each run; a JSON report lists only its top sites: write it "
+                "with\n`gpumemtrace report --top 1000` to compare as many.\n"
                 "Exit status: 0 within limits, 1 a limit is exceeded, 2 bad input or usage.\n\n"
                 "Example:\n"
                 "  gpumemtrace report main.gmtrace --format json -o base.json\n"
@@ -73,7 +82,7 @@ void addDiffCommand(CLI::App& app, int& exit_code) {
         try {
             exit_code = runDiff(*args);
         } catch (const InputError& e) {
-            std::cerr << "gpumemtrace diff: " << e.what() << '\n';
+            std::cerr << "gpumemtrace diff: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         }
     });

@@ -22,7 +22,7 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
             TraceReader reader(*trace);
             auto record = std::make_unique<Record>();
             while (reader.next(*record)) {
-                std::cout << recordJson(*record, reader.prologue()).dump() << '\n';
+                std::cout << jsonText(recordJson(*record, reader.prologue())) << '\n';
                 checkStdout(); // no point reading on when nothing reaches the reader
             }
             finishStdout();

@@ -1,11 +1,22 @@
 #include "junit_writer.h"
 
+#include "text_safety.h"
+
 #include <cstdio>
 #include <sstream>
 
 namespace gmt::cli {
 
-std::string xmlEscape(std::string_view text) {
+std::string xmlEscape(std::string_view raw) {
+    // XML must be valid UTF-8: a byte from a trace that is not (a path in Latin-1) would
+    // make the whole file unreadable.
+    std::string text = analyzer::validUtf8(raw);
+    // U+FFFE and U+FFFF are valid UTF-8 but not XML characters.
+    for (const char* bad : {"\xEF\xBF\xBE", "\xEF\xBF\xBF"}) {
+        for (size_t at = text.find(bad); at != std::string::npos; at = text.find(bad, at)) {
+            text.replace(at, 3, "\xEF\xBF\xBD");
+        }
+    }
     std::string out;
     out.reserve(text.size());
     for (char c : text) {

@@ -30,7 +30,8 @@ struct JUnitSuite {
 std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string& name);
 
 // Escapes for both text and attribute values; characters XML 1.0 forbids (most C0
-// controls) become U+FFFD so a stray byte in a symbol never makes the file unreadable.
+// controls) and bytes that are not UTF-8 become U+FFFD, so a stray byte in a symbol or a
+// path never makes the file unreadable.
 std::string xmlEscape(std::string_view text);
 
 } // namespace gmt::cli

@@ -1,148 +1,205 @@
 #include "leak_gate.h"
 
-#include "json_fields.h"
+#include "human_time.h"
 #include "size_parse.h"
-#include "stack_text.h"
 
+#include <algorithm>
 #include <map>
 
 namespace gmt::cli {
 
+using analyzer::ErrorReport;
+using analyzer::LeakSite;
+using analyzer::PhaseReport;
+using analyzer::Report;
+
 namespace {
-
-uint64_t num(const Json& j, const char* key) {
-    return jsonCount(j, key);
-}
-
-std::string str(const Json& j, const char* key) {
-    return jsonString(j, key);
-}
-
-const Json& arrayOf(const Json& j, const char* key) {
-    static const Json kEmpty = Json::array();
-    const Json& member = jsonMember(j, key);
-    return member.is_array() ? member : kEmpty;
-}
 
 std::string plural(uint64_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-void appendStack(std::vector<std::string>& out, const Json& stack, size_t frames,
-                 const char* indent) {
-    for (const std::string& line : stackLines(stack, frames)) {
-        out.push_back(indent + line);
+void appendStack(std::vector<DetailLine>& out, const analyzer::Stack& stack,
+                 const GateDetail& detail, const char* indent) {
+    for (const analyzer::FrameText& f : analyzer::stackText(stack, detail.stacks)) {
+        out.push_back({indent + f.what, f.where});
     }
 }
 
-CheckOutcome checkLeaks(const Json& report, const GateLimits& limits, Suppressions& suppressions,
-                        const GateDetail& detail) {
-    CheckOutcome out;
-    out.name = "leaks";
-    uint64_t bytes = 0, allocations = 0, sites = 0, suppressed_bytes = 0;
-    std::vector<const Json*> shown;
-    for (const Json& leak : arrayOf(report, "leaks")) {
-        uint64_t b = num(leak, "bytes"), a = num(leak, "allocations");
-        if (suppressions.matchLeak(jsonMember(leak, "stack"), b, a)) {
-            suppressed_bytes += b;
-            continue;
-        }
-        bytes += b;
-        allocations += a;
-        ++sites;
-        if (shown.size() < detail.top) {
-            shown.push_back(&leak);
+std::string hexAddress(uint64_t address) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
+    return buf;
+}
+
+// The rows of the limited phase; empty when it was never marked.
+std::vector<const PhaseReport*> phaseRows(const Report& report, const std::string& name) {
+    std::vector<const PhaseReport*> rows;
+    for (const PhaseReport& p : report.phases) {
+        if (p.name == name) {
+            rows.push_back(&p);
         }
     }
-    bool over_bytes = bytes > limits.max_leaked_bytes;
-    bool over_count = limits.max_leaks && allocations > *limits.max_leaks;
+    return rows;
+}
+
+CheckOutcome checkPhase(const Report& report, const std::string& name) {
+    CheckOutcome out;
+    out.name = "phase";
+    const auto rows = phaseRows(report, name);
+    if (rows.empty()) {
+        out.failed = true;
+        out.summary = "phase " + name + " was never marked, so its limits cannot hold";
+        std::string known;
+        for (const PhaseReport& p : report.phases) {
+            known += (known.empty() ? "" : ", ") + p.name;
+        }
+        out.details.push_back({known.empty() ? "the trace has no phase markers "
+                                               "(gpumemtrace_mark_phase in gpumemtrace.h)"
+                                             : "phases marked: " + known,
+                               ""});
+        return out;
+    }
+    uint64_t times = 0, duration = 0;
+    for (const PhaseReport* p : rows) {
+        times += p->occurrences;
+        duration += p->duration_ns;
+    }
+    out.summary = "phase " + name + ": marked " + plural(times, "time") + ", " +
+                  analyzer::humanDuration(duration) + " in all";
+    return out;
+}
+
+CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const GateDetail& detail) {
+    CheckOutcome out;
+    out.name = "leaks";
+    const analyzer::LeakScope& scope = report.leak_scope;
+    const bool over_bytes = scope.bytes > limits.max_leaked_bytes;
+    const bool over_count = limits.max_leaks && scope.allocations > *limits.max_leaks;
     out.failed = over_bytes || over_count;
-    if (allocations == 0) {
-        out.summary = "no leaks";
+    const std::string in_phase = limits.phase ? " in phase " + *limits.phase : "";
+    if (scope.allocations == 0) {
+        out.summary = "no leaks" + in_phase;
     } else {
-        out.summary = formatBytes(bytes) + " leaked in " + plural(allocations, "allocation") +
-                      " from " + plural(sites, "site");
+        out.summary = formatBytes(scope.bytes) + " leaked" + in_phase + " in " +
+                      plural(scope.allocations, "allocation") + " from " +
+                      plural(scope.sites, "site");
     }
     out.summary += " (limit " + formatBytes(limits.max_leaked_bytes);
     if (limits.max_leaks) {
         out.summary += ", " + plural(*limits.max_leaks, "allocation");
     }
     out.summary += ")";
-    if (suppressed_bytes > 0) {
-        out.summary += "; " + formatBytes(suppressed_bytes) + " suppressed";
+    if (scope.suppressed_bytes > 0 || scope.suppressed_sites > 0) {
+        out.summary += "; " + formatBytes(scope.suppressed_bytes) + " suppressed";
     }
-    for (const Json* leak : shown) {
-        std::string line = formatBytes(num(*leak, "bytes")) + " in " +
-                           plural(num(*leak, "allocations"), "allocation") + " (" +
-                           str(*leak, "kind") + ", " + str(*leak, "api") + ")";
-        auto teardown = leak->find("released_by_teardown");
-        if (teardown != leak->end() && teardown->is_boolean() && teardown->get<bool>()) {
+    size_t shown = 0;
+    for (const LeakSite& leak : report.leaks) {
+        if (shown == detail.top) {
+            break;
+        }
+        ++shown;
+        std::string line = formatBytes(leak.bytes) + " in " +
+                           plural(leak.allocations, "allocation") + " (" +
+                           std::string(format::kindName(leak.kind)) + ", " + leak.api + ")";
+        if (leak.released_by_teardown) {
             line += ", released only by device reset";
         }
-        out.details.push_back(line + " allocated at:");
-        appendStack(out.details, jsonMember(*leak, "stack"), detail.frames, "    ");
+        out.details.push_back({line + " allocated at:", ""});
+        appendStack(out.details, leak.stack, detail, "    ");
     }
-    if (sites > shown.size()) {
-        out.details.push_back("... " + plural(sites - shown.size(), "more site") +
-                              " (gpumemtrace report lists them all)");
+    if (scope.sites > shown) {
+        out.details.push_back(
+            {"... " + plural(scope.sites - shown, "more site") + " (gpumemtrace report lists them)",
+             ""});
     }
     return out;
 }
 
-CheckOutcome checkPeak(const Json& report, const GateLimits& limits) {
+CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
     CheckOutcome out;
     out.name = "peak";
-    const Json& summary = jsonMember(report, "summary");
-    uint64_t peak = num(summary, "peak_bytes");
-    out.summary = formatBytes(peak) + " of device memory at the peak";
+    uint64_t peak = report.summary.peak_bytes;
+    uint64_t when = report.summary.peak_time_ns;
+    std::string what = " of device memory at the peak";
+    if (limits.phase) {
+        peak = 0;
+        for (const PhaseReport* p : phaseRows(report, *limits.phase)) {
+            if (p->peak_bytes >= peak) {
+                peak = p->peak_bytes;
+                when = p->peak_time_ns;
+            }
+        }
+        what = " of device memory at the peak of phase " + *limits.phase;
+    }
+    out.summary = formatBytes(peak) + what;
     if (limits.max_peak_bytes) {
         out.failed = peak > *limits.max_peak_bytes;
         out.summary += " (limit " + formatBytes(*limits.max_peak_bytes) + ")";
     } else {
         out.summary += " (no limit)";
     }
-    if (out.failed && report.contains("peak")) {
-        const Json& sites = arrayOf(jsonMember(report, "peak"), "top_sites");
-        out.details.push_back("held at the peak by:");
-        for (size_t i = 0; i < sites.size() && i < 5; ++i) {
-            out.details.push_back("  " + formatBytes(num(sites[i], "bytes")) + " from " +
-                                  siteLabel(jsonMember(sites[i], "stack")));
+    if (!out.failed) {
+        return out;
+    }
+    if (limits.phase) {
+        uint64_t origin = UINT64_MAX;
+        for (const analyzer::ProcessReport& p : report.processes) {
+            origin = std::min(origin, p.start_mono_ns);
         }
+        out.details.push_back({"reached at " +
+                                   analyzer::relativeTime(when, origin == UINT64_MAX ? 0 : origin) +
+                                   "; gpumemtrace report shows what held the run's peak",
+                               ""});
+        return out;
+    }
+    out.details.push_back({"held at the peak by:", ""});
+    for (size_t i = 0; i < report.peak.top_sites.size() && i < 5; ++i) {
+        const analyzer::PeakSite& site = report.peak.top_sites[i];
+        out.details.push_back(
+            {"  " + formatBytes(site.bytes) + " from " + analyzer::siteLabel(site.stack), ""});
     }
     return out;
 }
 
-CheckOutcome checkErrors(const Json& report, const GateLimits& limits, Suppressions& suppressions,
+CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppressions& suppressions,
                          const GateDetail& detail) {
     CheckOutcome out;
     out.name = "errors";
     uint64_t count = 0, suppressed = 0;
     std::map<std::string, uint64_t> by_type;
-    for (const Json& e : arrayOf(report, "errors")) {
-        const Json& stack = jsonMember(e, "stack");
-        const Json& allocation = jsonMember(e, "allocation_stack");
-        if (suppressions.matchError(stack, allocation)) {
+    for (const ErrorReport& e : report.errors) {
+        if (suppressions.matchError(e)) {
             ++suppressed;
             continue;
         }
+        const std::string type(analyzer::errorTypeName(e.type));
         ++count;
-        ++by_type[str(e, "type")];
+        ++by_type[type];
         if (count > detail.top) {
             continue;
         }
-        std::string line = str(e, "type") + ": " + str(e, "api") + "(" + str(e, "address") + ")";
-        if (!str(e, "detail").empty()) {
-            line += ": " + str(e, "detail");
+        std::string line = type + ": " + e.api + "(" + hexAddress(e.address) + ")";
+        if (!e.detail.empty()) {
+            line += ": " + e.detail;
         }
-        out.details.push_back(line + " at:");
-        appendStack(out.details, stack, detail.frames, "    ");
-        if (allocation.is_array() && !allocation.empty()) {
-            out.details.push_back("  allocated at:");
-            appendStack(out.details, allocation, detail.frames, "    ");
+        out.details.push_back({line + " at:", ""});
+        appendStack(out.details, e.stack, detail, "    ");
+        if (!e.allocation_stack.empty()) {
+            out.details.push_back({"  allocated at:", ""});
+            appendStack(out.details, e.allocation_stack, detail, "    ");
         }
     }
+    // Past the listed errors (the analysis keeps 1000 per process) nothing can be
+    // matched against a suppression: they count.
+    const uint64_t unlisted =
+        report.summary.errors - std::min<uint64_t>(report.summary.errors, report.errors.size());
+    if (unlisted > 0) {
+        count += unlisted;
+        by_type["unlisted"] += unlisted;
+    }
     if (count > detail.top) {
-        out.details.push_back("... " + plural(count - detail.top, "more error"));
+        out.details.push_back({"... " + plural(count - detail.top, "more error"), ""});
     }
     out.failed = limits.fail_on_errors && count > 0;
     if (count == 0) {
@@ -165,46 +222,54 @@ CheckOutcome checkErrors(const Json& report, const GateLimits& limits, Suppressi
 } // namespace
 
 bool ProcessVerdict::failed() const {
-    for (const CheckOutcome& c : checks) {
-        if (c.failed) {
-            return true;
-        }
-    }
-    return false;
+    return std::any_of(checks.begin(), checks.end(),
+                       [](const CheckOutcome& c) { return c.failed; });
 }
 
-ProcessVerdict evaluateProcess(const Json& report, const GateLimits& limits,
+ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
                                Suppressions& suppressions, const GateDetail& detail) {
     ProcessVerdict v;
     CheckOutcome incomplete;
-    const Json& processes = arrayOf(report, "processes");
-    if (!processes.empty()) {
-        const Json& p = processes.front();
-        v.pid = num(p, "pid");
-        v.command = str(p, "command");
-        v.trace_file = str(p, "trace_file");
-        v.duration_s = static_cast<double>(num(p, "duration_ns")) / 1e9;
-        auto complete = p.find("complete");
-        if (complete != p.end() && complete->is_boolean() && !complete->get<bool>()) {
-            std::string reason = str(p, "incomplete_reason");
-            incomplete.name = "trace";
-            incomplete.failed = !limits.allow_incomplete;
-            incomplete.summary = "incomplete" + (reason.empty() ? "" : " (" + reason + ")");
-            incomplete.summary += limits.allow_incomplete ? " (allowed: --allow-incomplete)" : "";
-            incomplete.details.push_back("the checks cover the valid part only; what was live "
-                                         "when it stopped counts as leaked");
-        }
-        if (uint64_t dropped = num(p, "dropped_events")) {
-            v.notes.push_back(plural(dropped, "event") +
-                              " dropped (GPUMEMTRACE_ON_FULL=drop): numbers are a lower bound");
+    uint64_t dropped = 0;
+    std::vector<std::string> reasons;
+    for (const analyzer::ProcessReport& p : report.processes) {
+        dropped += p.dropped_events;
+        v.duration_s += static_cast<double>(p.duration_ns) / 1e9;
+        if (!p.complete) {
+            reasons.push_back(p.incomplete_reason.value_or(""));
         }
     }
-    const Json& failures = arrayOf(report, "failures");
-    if (!failures.empty()) {
-        v.notes.push_back(plural(failures.size(), "allocation") +
+    if (report.processes.size() == 1) {
+        const analyzer::ProcessReport& p = report.processes.front();
+        v.pid = p.pid;
+        v.command = p.command;
+        v.trace_file = p.trace_file;
+    } else if (!report.processes.empty()) {
+        v.command = plural(report.processes.size(), "process");
+        v.trace_file = report.processes.front().trace_file + ", ...";
+    }
+    if (!reasons.empty()) {
+        const std::string& reason = reasons.front();
+        incomplete.name = "trace";
+        incomplete.failed = !limits.allow_incomplete;
+        incomplete.summary = "incomplete" + (reason.empty() ? "" : " (" + reason + ")");
+        incomplete.summary += limits.allow_incomplete ? " (allowed: --allow-incomplete)" : "";
+        incomplete.details.push_back({"the checks cover the valid part only; what was live "
+                                      "when it stopped counts as leaked",
+                                      ""});
+    }
+    if (dropped > 0) {
+        v.notes.push_back(plural(dropped, "event") +
+                          " dropped (GPUMEMTRACE_ON_FULL=drop): numbers are a lower bound");
+    }
+    if (report.summary.failed_allocations > 0) {
+        v.notes.push_back(plural(report.summary.failed_allocations, "allocation") +
                           " failed (see gpumemtrace report for the diagnosis)");
     }
-    v.checks.push_back(checkLeaks(report, limits, suppressions, detail));
+    if (limits.phase) {
+        v.checks.push_back(checkPhase(report, *limits.phase));
+    }
+    v.checks.push_back(checkLeaks(report, limits, detail));
     v.checks.push_back(checkPeak(report, limits));
     v.checks.push_back(checkErrors(report, limits, suppressions, detail));
     if (!incomplete.name.empty()) {

@@ -10,8 +10,8 @@ namespace gmt::cli {
 
 namespace {
 
-[[noreturn]] void stdoutFailed(int err) {
-    throw OutputError(std::string("cannot write standard output") +
+[[noreturn]] void writeFailed(const std::string& name, int err) {
+    throw OutputError("cannot write " + name +
                       (err ? std::string(": ") + std::strerror(err) : std::string()));
 }
 
@@ -36,21 +36,29 @@ int writeAll(int fd, std::string_view text) {
 void checkStdout() {
     if (!std::cout) {
         // The stream keeps no errno; the failed write(2) just left it.
-        stdoutFailed(errno);
+        writeFailed("standard output", errno);
+    }
+}
+
+void finishStream(std::ostream& stream, const std::string& name) {
+    if (!stream) {
+        writeFailed(name, errno);
+    }
+    errno = 0;
+    stream.flush();
+    if (!stream) {
+        writeFailed(name, errno);
     }
 }
 
 void finishStdout() {
-    checkStdout();
-    errno = 0;
-    std::cout.flush();
-    checkStdout();
+    finishStream(std::cout, "standard output");
 }
 
 void writeStdout(std::string_view text) {
     finishStdout();
     if (int err = writeAll(STDOUT_FILENO, text)) {
-        stdoutFailed(err);
+        writeFailed("standard output", err);
     }
 }
 

@@ -4,6 +4,7 @@
 // reason; the commands let it reach main, which prints it as one line (exit status 2).
 #pragma once
 
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,7 +19,10 @@ class OutputError : public std::runtime_error {
 // Throws OutputError when a write to standard output has failed (cheap: for a command
 // that streams, after each piece, so the reason is still known).
 void checkStdout();
-// Flushes standard output; throws OutputError when any write to it failed.
+// Flushes `stream`; throws OutputError ("cannot write NAME: reason") when any write to it
+// failed.
+void finishStream(std::ostream& stream, const std::string& name);
+// finishStream(std::cout, "standard output").
 void finishStdout();
 // Writes `text` to standard output, after what std::cout holds; throws OutputError.
 void writeStdout(std::string_view text);

@@ -2,11 +2,14 @@
 // preloaded, exits with CMD's status, and says which traces the run produced.
 #include "commands.h"
 
+#include "check_gate.h"
 #include "child_process.h"
-#include "json_fields.h"
 #include "preload_locator.h"
 #include "report_input.h"
 #include "size_parse.h"
+#include "suppressions.h"
+#include "terminal_style.h"
+#include "text_safety.h"
 #include "trace_discovery.h"
 
 #include <climits>
@@ -30,6 +33,8 @@ struct RecordArgs {
     std::string log_level;
     std::string library;
     bool quiet = false;
+    bool check = false;
+    CheckOptions check_options;
     std::vector<std::string> command;
 };
 
@@ -57,34 +62,79 @@ std::string relativeToCwd(const std::string& path) {
 
 void summarize(const std::string& path) {
     std::string shown = relativeToCwd(path);
+    // Colour as the terminal allows, but whole lines: the path is there to be copied.
+    analyzer::TextStyle style = terminalStyle(STDERR_FILENO);
+    style.width = 0;
+    analyzer::StyledText out(style);
     try {
         AnalyzeOptions ao;
         ao.symbols = false; // a summary needs no stacks; symbolizing a big program is slow
-        ao.all_sites = false;
-        Json r = analyzeTrace(path, ao);
-        const Json& procs = r["processes"];
-        const Json p = procs.is_array() && !procs.empty() ? procs[0] : Json::object();
-        const Json& s = r["summary"];
-        std::cerr << "gpumemtrace: pid " << p.value("pid", uint64_t{0}) << ": "
-                  << p.value("events", uint64_t{0}) << " events, leaked "
-                  << formatBytes(s.value("leaked_bytes", uint64_t{0})) << " in "
-                  << s.value("leaked_allocations", uint64_t{0}) << " allocations, peak "
-                  << formatBytes(s.value("peak_bytes", uint64_t{0}));
-        if (uint64_t failed = s.value("failed_allocations", uint64_t{0})) {
-            std::cerr << ", " << failed << " failed allocations";
+        ao.top = 0;
+        const analyzer::Report r = analyzeTrace(path, ao);
+        const analyzer::Summary& s = r.summary;
+        const uint64_t pid = r.processes.empty() ? 0 : r.processes.front().pid;
+        const uint64_t events = r.processes.empty() ? 0 : r.processes.front().events;
+        std::string line = "pid " + std::to_string(pid) + ": " + std::to_string(events) +
+                           " events, leaked " + formatBytes(s.leaked_bytes) + " in " +
+                           std::to_string(s.leaked_allocations) + " allocations, peak " +
+                           formatBytes(s.peak_bytes);
+        if (s.failed_allocations) {
+            line += ", " + std::to_string(s.failed_allocations) + " failed allocations";
         }
-        if (uint64_t errors = s.value("errors", uint64_t{0})) {
-            std::cerr << ", " << errors << " errors";
+        if (s.errors) {
+            line += ", " + std::to_string(s.errors) + " errors";
         }
-        if (!p.value("complete", true)) {
-            std::cerr << " (incomplete trace)";
+        if (!r.processes.empty() && !r.processes.front().complete) {
+            line += " (incomplete trace)";
         }
-        std::cerr << " -> " << shown << '\n';
+        out.line({{"gpumemtrace: ", analyzer::Tone::Plain},
+                  {line, s.leaked_bytes || s.errors ? analyzer::Tone::Warn : analyzer::Tone::Plain},
+                  {" -> " + shown, analyzer::Tone::Plain}});
     } catch (const std::exception& e) {
         // A summary is a courtesy: it never changes the exit status of the run.
-        std::cerr << "gpumemtrace: " << e.what() << '\n';
+        out.line(std::string("gpumemtrace: ") + e.what());
     }
-    std::cerr << "gpumemtrace:   see: gpumemtrace report " << shellQuote(shown) << '\n';
+    out.line("gpumemtrace:   see: gpumemtrace report " + shellQuote(shown));
+    std::cerr << out.str();
+}
+
+// What makes the directory part of `tmpl` impossible to create, or "" when it looks
+// creatable: the deepest part that exists must be a directory this user can write in.
+// Only the part before the first %-expansion is looked at.
+std::string outputDirectoryProblem(const std::string& tmpl) {
+    std::string dir = tmpl.substr(0, tmpl.rfind('/') + 1);
+    dir = dir.substr(0, dir.find('%'));
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    while (!dir.empty()) {
+        struct stat st {};
+        // Without its trailing '/', so that a file there is found (and said to be one).
+        std::string path = dir.size() > 1 ? dir.substr(0, dir.size() - 1) : dir;
+        if (::stat(path.c_str(), &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                return "cannot create the output directory: " + dir + " is not a directory";
+            }
+            if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+                return "cannot create the output directory: " + dir + " is not writable";
+            }
+            return {};
+        }
+        dir.pop_back(); // the trailing '/'
+        dir = dir.substr(0, dir.rfind('/') + 1);
+    }
+    return {};
+}
+
+// `record --check`: the traces of the run through the check gate, verdicts on stderr
+// (stdout is the command's). The command's own failure wins over the verdict.
+int gate(const std::vector<std::string>& traces, const CheckOptions& options, int command_exit) {
+    int verdict = kExitOk;
+    try {
+        verdict = runCheckGate(traces, options, std::cerr, terminalStyle(STDERR_FILENO));
+    } catch (const std::exception& e) {
+        std::cerr << "gpumemtrace record --check: " << analyzer::printable(e.what()) << '\n';
+        verdict = kExitBadInput;
+    }
+    return command_exit != 0 ? command_exit : verdict;
 }
 
 int runRecord(const RecordArgs& args) {
@@ -119,19 +169,26 @@ int runRecord(const RecordArgs& args) {
         return kExitBadInput;
     }
 
+    if (args.check && !args.check_options.suppressions.empty()) {
+        try { // a bad suppressions file must not cost a whole run
+            Suppressions::load(args.check_options.suppressions);
+        } catch (const std::exception& e) {
+            std::cerr << "gpumemtrace record: " << e.what() << '\n';
+            return kExitBadInput;
+        }
+    }
+
     // The child inherits this environment; the recorder reads it once at load time.
     std::string tmpl = absoluteTemplate(args.output);
-    // The recorder cannot create directories; without this check the run would end with
-    // a misleading "no trace was written".
-    std::string dir = tmpl.substr(0, tmpl.rfind('/') + 1);
-    struct stat st {};
-    if (dir.find('%') == std::string::npos &&
-        (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
-        std::cerr << "gpumemtrace record: output directory " << dir << " does not exist\n";
+    // The recorder creates missing directories; one it could not create would only show
+    // as "no trace was written" at the end, so a plainly impossible one is refused now.
+    if (std::string problem = outputDirectoryProblem(tmpl); !problem.empty()) {
+        std::cerr << "gpumemtrace record: " << problem << '\n';
         return kExitBadInput;
     }
     // A fixed name that is a directory, a FIFO or a device is no place for a trace (the
     // recorder never writes into an existing file: it would pick "NAME.1" beside it).
+    struct stat st {};
     if (tmpl.find('%') == std::string::npos && ::stat(tmpl.c_str(), &st) == 0 &&
         !S_ISREG(st.st_mode)) {
         std::cerr << "gpumemtrace record: -o " << args.output
@@ -166,13 +223,18 @@ int runRecord(const RecordArgs& args) {
         std::cerr << "gpumemtrace: " << args.command.front() << " was killed by signal "
                   << status.signal << " (" << ::strsignal(status.signal) << ")\n";
     }
-    if (args.quiet) {
+    if (args.quiet && !args.check) {
         return status.exit_code;
     }
     std::vector<std::string> traces = discovery.newTraces();
     if (traces.empty()) {
         std::cerr << "gpumemtrace: no trace was written: " << args.command.front()
-                  << " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)\n";
+                  << " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)"
+                  << (args.check ? "; nothing to check\n" : "\n");
+        return status.exit_code;
+    }
+    if (args.check) {
+        return gate(traces, args.check_options, status.exit_code);
     }
     for (const std::string& trace : traces) {
         summarize(trace);
@@ -192,7 +254,8 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
     cmd->prefix_command();
     cmd->add_option("command", args->command, "The command to run, after --");
     cmd->add_option("-o,--output", args->output,
-                    "Trace path template: %p pid, %h host, %t start time "
+                    "Trace path template: %p pid, %r rank, %h host, %t start time, "
+                    "%q{VAR} environment variable; missing directories are created "
                     "(GPUMEMTRACE_OUTPUT)")
         ->default_str("gpumemtrace.%p.gmtrace");
     cmd->add_option("--stack-depth", args->stack_depth,
@@ -214,12 +277,21 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "The preload library to use (default: ../lib/libgpumemtrace.so next to "
                     "this executable)");
     cmd->add_flag("-q,--quiet", args->quiet, "Do not summarize the traces at the end");
+    CLI::Option* check = cmd->add_flag(
+        "--check", args->check,
+        "Then gate the traces as `gpumemtrace check` does, verdict on stderr: exit 1 on a "
+        "violation, 2 on an unusable trace; CMD's own failure wins");
+    for (CLI::Option* o : addCheckOptions(cmd, args->check_options)) {
+        o->needs(check)->group("Check options (with --check)");
+    }
     cmd->footer("CMD's exit status is passed through (128 + N when signal N killed it); "
                 "SIGINT,\nSIGTERM, SIGHUP and SIGQUIT are forwarded to CMD. Every process "
                 "that uses CUDA\nwrites its own trace (forked children too).\n\n"
                 "Example:\n"
                 "  gpumemtrace record -o 'train.%p.gmtrace' -- python train.py --epochs 1\n"
-                "  gpumemtrace report train.*.gmtrace");
+                "  gpumemtrace report train.*.gmtrace\n"
+                "  gpumemtrace record --check --max-leaked-bytes 1M -o 'ci/rank%r.gmtrace' -- "
+                "torchrun --nproc-per-node 2 train.py");
     cmd->callback([cmd, args, &exit_code] {
         std::vector<std::string> stray = cmd->remaining();
         if (!stray.empty() && stray.front() == "--") {

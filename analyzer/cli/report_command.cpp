@@ -1,71 +1,117 @@
-// `gpumemtrace report TRACE...`: the analysis report, JSON (the DESIGN §4 contract) or
-// text. Several traces (one per process) give one report.
+// `gpumemtrace report TRACE...`: the analysis report as text (the default, on a terminal
+// or not) or JSON (docs/report.schema.json). Several traces (one per process) give one
+// report.
 #include "commands.h"
 
 #include "count_option.h"
 #include "output_file.h"
-#include "report_builder.h"
+#include "report.h"
+#include "report_json.h"
+#include "terminal_style.h"
 #include "text_report.h"
+#include "text_safety.h"
 #include "timeline.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 namespace gmt::cli {
 
 namespace {
+
 struct ReportArgs {
     std::vector<std::string> traces;
     std::string format;
     std::string output;
     size_t top = 10;
     size_t timeline_points = 2000;
+    size_t frames = 8;
+    bool full_stacks = false;
     bool no_symbols = false;
+    std::optional<std::string> phase;
 };
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int runReport(const ReportArgs& args) {
+    using namespace gmt::analyzer;
+    ReportOptions options;
+    options.top = args.top;
+    options.timeline_points = args.timeline_points;
+    options.symbols = !args.no_symbols;
+    options.phase = args.phase;
+    const Report report = reportOfTraces(args.traces, options);
+
+    std::string format = args.format;
+    if (format.empty()) {
+        format = endsWith(args.output, ".json") ? "json" : "text";
+    }
+    std::string out;
+    if (format == "json") {
+        out = jsonText(toJson(report), 2) + "\n";
+    } else {
+        TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
+        style.stacks.full = args.full_stacks;
+        style.stacks.max_frames = args.frames;
+        out = renderText(report, style);
+    }
+    // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
+    if (args.output.empty()) {
+        writeStdout(out);
+    } else {
+        writeOutputFile(args.output, out);
+    }
+    return kExitOk;
+}
+
 } // namespace
 
 void addReportCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("report", "Analyse traces: leaks, peak, fragmentation, "
-                                             "failures, errors");
+                                             "failures, errors, phases");
     auto args = std::make_shared<ReportArgs>();
     cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
     cmd->add_option("--format", args->format,
-                    "json or text (default: text on a terminal, else json)")
+                    "text or json (default: text, or json when -o names a .json file)")
         ->check(CLI::IsMember({"json", "text"}));
-    cmd->add_option("-o,--output", args->output, "Write the report to FILE");
-    cmd->add_option("--top", args->top, "Leaks, peak sites and holes listed")
-        ->check(countRange(1, kMaxTop));
+    cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
+    cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
+        ->check(countRange(1, kMaxTop))
+        ->default_str("10");
+    cmd->add_option("--frames", args->frames, "Frames shown per stack in text")
+        ->check(countRange(1, kMaxShownFrames))
+        ->default_str("8");
+    cmd->add_flag("--full-stacks", args->full_stacks,
+                  "Show every frame in text, also the recorder's, the CUDA libraries' and "
+                  "headers' and libc start-up");
+    cmd->add_option("--phase", args->phase,
+                    "List the leaks allocated while phase NAME was current "
+                    "(gpumemtrace_mark_phase)")
+        ->type_name("NAME");
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,
-                    "Timeline points per device (each keeps its bucket's maximum)")
-        ->check(countRange(1, analyzer::kMaxTimelinePoints));
+                    "Timeline points per device in JSON (each keeps its bucket's maximum)")
+        ->check(countRange(1, analyzer::kMaxTimelinePoints))
+        ->default_str("2000");
+    cmd->footer(
+        "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
+        "Example:\n"
+        "  gpumemtrace report gpumemtrace.1234.gmtrace\n"
+        "  gpumemtrace report app.*.gmtrace --format json -o report.json");
     cmd->callback([args, &exit_code] {
-        using namespace gmt::analyzer;
-        ReportOptions options;
-        options.top = args->top;
-        options.timeline_points = args->timeline_points;
-        options.symbols = !args->no_symbols;
-        std::string format = args->format;
-        if (format.empty()) {
-            format = args->output.empty() && ::isatty(STDOUT_FILENO) ? "text" : "json";
-        }
-        Json report;
         try {
-            report = buildReport(args->traces, options);
-        } catch (const TraceError& e) {
-            std::cerr << "gpumemtrace: " << e.what() << '\n';
+            exit_code = runReport(*args);
+        } catch (const analyzer::TraceError& e) {
+            std::cerr << "gpumemtrace: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
-            return;
         }
-        std::string text = format == "text" ? renderText(report) : report.dump(2) + "\n";
-        if (args->output.empty()) {
-            writeStdout(text);
-        } else {
-            writeOutputFile(args->output, text);
-        }
-        exit_code = kExitOk;
     });
 }
 

@@ -1,8 +1,8 @@
 #include "report_diff.h"
 
-#include "json_fields.h"
+#include "frame_text.h"
 #include "size_parse.h"
-#include "stack_text.h"
+#include "styled_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,13 +15,7 @@ namespace gmt::cli {
 
 namespace {
 
-uint64_t num(const Json& j, const char* key) {
-    return jsonCount(j, key);
-}
-
-const Json& member(const Json& j, const char* key) {
-    return jsonMember(j, key);
-}
+using analyzer::Report;
 
 double growthPct(uint64_t base, uint64_t now) {
     if (now <= base) {
@@ -42,16 +36,10 @@ std::string pctText(double pct) {
     return buf;
 }
 
-std::map<int64_t, std::pair<std::string, uint64_t>> devicePeaks(const Json& report) {
+std::map<int64_t, std::pair<std::string, uint64_t>> devicePeaks(const Report& report) {
     std::map<int64_t, std::pair<std::string, uint64_t>> out;
-    const Json& devices = member(report, "devices");
-    if (devices.is_array()) {
-        for (const Json& d : devices) {
-            auto name = d.find("name");
-            out[d.value("ordinal", int64_t{-1})] = {
-                name != d.end() && name->is_string() ? name->get<std::string>() : "",
-                num(d, "peak_bytes")};
-        }
+    for (const analyzer::DeviceReport& d : report.devices) {
+        out[d.ordinal] = {d.name, d.peak_bytes};
     }
     return out;
 }
@@ -61,33 +49,34 @@ struct Site {
     uint64_t bytes = 0;
 };
 
-std::map<std::string, Site> leakSites(const Json& report) {
+std::map<std::string, Site> leakSites(const Report& report) {
     std::map<std::string, Site> out;
-    const Json& leaks = member(report, "leaks");
-    if (!leaks.is_array()) {
-        return out;
-    }
-    for (const Json& leak : leaks) {
-        const Json& stack = member(leak, "stack");
-        auto kind = leak.find("kind");
-        std::string key =
-            (kind != leak.end() && kind->is_string() ? kind->get<std::string>() : std::string()) +
-            "\n" + siteKey(stack);
+    for (const analyzer::LeakSite& leak : report.leaks) {
+        const std::string key =
+            std::string(format::kindName(leak.kind)) + "\n" + analyzer::siteKey(leak.stack);
         Site& s = out[key];
         if (s.label.empty()) {
-            s.label = siteLabel(stack);
+            s.label = analyzer::siteLabel(leak.stack);
         }
-        s.bytes += num(leak, "bytes");
+        s.bytes += leak.bytes;
     }
     return out;
 }
 
+uint64_t kindPeak(const Report& report, format::Kind kind) {
+    for (const analyzer::KindReport& k : report.kinds) {
+        if (k.kind == kind) {
+            return k.peak_bytes;
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
-ReportDiff diffReports(const Json& base, const Json& now, const DiffLimits& limits) {
+ReportDiff diffReports(const Report& base, const Report& now, const DiffLimits& limits) {
     ReportDiff d;
-    d.peak.push_back({"total", num(member(base, "summary"), "peak_bytes"),
-                      num(member(now, "summary"), "peak_bytes")});
+    d.peak.push_back({"total", base.summary.peak_bytes, now.summary.peak_bytes});
     auto base_devices = devicePeaks(base), new_devices = devicePeaks(now);
     std::map<int64_t, std::string> ordinals;
     for (const auto& [o, v] : base_devices) {
@@ -100,20 +89,10 @@ ReportDiff diffReports(const Json& base, const Json& now, const DiffLimits& limi
         d.peak.push_back({"device " + std::to_string(o) + (name.empty() ? "" : " (" + name + ")"),
                           base_devices[o].second, new_devices[o].second});
     }
-    std::map<std::string, bool> kinds;
-    for (const Json* r : {&base, &now}) {
-        const Json& k = member(*r, "kinds");
-        if (k.is_object()) {
-            for (const auto& [name, v] : k.items()) {
-                kinds[name] = true;
-            }
-        }
-    }
-    for (const auto& [kind, unused] : kinds) {
-        uint64_t b = num(member(member(base, "kinds"), kind.c_str()), "peak_bytes");
-        uint64_t n = num(member(member(now, "kinds"), kind.c_str()), "peak_bytes");
+    for (format::Kind kind : analyzer::kReportedKinds) {
+        const uint64_t b = kindPeak(base, kind), n = kindPeak(now, kind);
         if (b || n) {
-            d.peak.push_back({"kind " + kind, b, n});
+            d.peak.push_back({"kind " + std::string(format::kindName(kind)), b, n});
         }
     }
     if (limits.max_peak_growth_pct) {
@@ -128,8 +107,7 @@ ReportDiff diffReports(const Json& base, const Json& now, const DiffLimits& limi
         }
     }
 
-    DiffRow total{"total", num(member(base, "summary"), "leaked_bytes"),
-                  num(member(now, "summary"), "leaked_bytes")};
+    DiffRow total{"total", base.summary.leaked_bytes, now.summary.leaked_bytes};
     if (limits.max_leak_growth && total.now > total.base &&
         total.now - total.base > *limits.max_leak_growth) {
         total.over = true;
@@ -160,16 +138,16 @@ ReportDiff diffReports(const Json& base, const Json& now, const DiffLimits& limi
     });
     d.leaks.insert(d.leaks.end(), sites.begin(), sites.end());
 
-    d.counts.push_back({"failed allocations", num(member(base, "summary"), "failed_allocations"),
-                        num(member(now, "summary"), "failed_allocations"), false});
-    d.counts.push_back({"errors", num(member(base, "summary"), "errors"),
-                        num(member(now, "summary"), "errors"), false});
+    d.counts.push_back({"failed allocations", base.summary.failed_allocations,
+                        now.summary.failed_allocations, false});
+    d.counts.push_back({"errors", base.summary.errors, now.summary.errors, false});
     return d;
 }
 
 std::string renderDiff(const ReportDiff& diff, const std::string& base_name,
-                       const std::string& new_name) {
-    std::ostringstream out;
+                       const std::string& new_name, const analyzer::TextStyle& style) {
+    using analyzer::Tone;
+    analyzer::StyledText out(style);
     auto value = [](const DiffRow& r, uint64_t v) {
         return r.bytes ? formatBytes(v) : std::to_string(v);
     };
@@ -188,25 +166,30 @@ std::string renderDiff(const ReportDiff& diff, const std::string& base_name,
         }
         return delta;
     };
-    auto line = [&](const DiffRow& r) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "  %12s %12s %22s  %s%s\n", value(r, r.base).c_str(),
-                      value(r, r.now).c_str(), change(r).c_str(), r.over ? "OVER LIMIT  " : "",
-                      r.label.c_str());
-        out << buf;
+    auto columns = [](const std::string& base, const std::string& now, const std::string& delta) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "  %12s %12s %22s  ", base.c_str(), now.c_str(),
+                      delta.c_str());
+        return std::string(buf);
     };
-    out << "base: " << base_name << "\nnew:  " << new_name << "\n\n";
-    char header[128];
-    std::snprintf(header, sizeof header, "  %12s %12s %22s  %s\n", "base", "new", "change", "");
-    out << "peak" << header + 4;
+    auto line = [&](const DiffRow& r) {
+        const Tone tone = r.over ? Tone::Bad : r.now > r.base ? Tone::Warn : Tone::Plain;
+        out.line({{columns(value(r, r.base), value(r, r.now), change(r)), tone},
+                  {r.over ? "OVER LIMIT  " : "", Tone::Bad},
+                  {r.label, Tone::Plain, true}});
+    };
+    out.line("base: " + base_name);
+    out.line("new:  " + new_name);
+    out.blank();
+    out.line({{"peak", Tone::Heading}, {columns("base", "new", "change").substr(4), Tone::Dim}});
     for (const DiffRow& r : diff.peak) {
         line(r);
     }
-    out << "leaked bytes (total, then sites that changed)\n";
+    out.line("leaked bytes (total, then sites that changed)", Tone::Heading);
     for (const DiffRow& r : diff.leaks) {
         line(r);
     }
-    out << "counts\n";
+    out.line("counts", Tone::Heading);
     for (const DiffRow& r : diff.counts) {
         line(r);
     }

@@ -2,7 +2,8 @@
 // by allocation site, failures, errors) and which growth limits that breaks.
 #pragma once
 
-#include "json.h"
+#include "report.h"
+#include "styled_text.h"
 
 #include <cstdint>
 #include <optional>
@@ -10,8 +11,6 @@
 #include <vector>
 
 namespace gmt::cli {
-
-using gmt::analyzer::Json;
 
 struct DiffLimits {
     std::optional<double> max_peak_growth_pct; // any peak row (total, device, kind)
@@ -33,9 +32,10 @@ struct ReportDiff {
     std::vector<std::string> violations;
 };
 
-ReportDiff diffReports(const Json& base, const Json& now, const DiffLimits& limits);
+ReportDiff diffReports(const analyzer::Report& base, const analyzer::Report& now,
+                       const DiffLimits& limits);
 
 std::string renderDiff(const ReportDiff& diff, const std::string& base_name,
-                       const std::string& new_name);
+                       const std::string& new_name, const analyzer::TextStyle& style = {});
 
 } // namespace gmt::cli

@@ -1,12 +1,12 @@
 #include "report_input.h"
 
 #include "regular_file.h"
-#include "report_builder.h"
+#include "report_json.h"
 #include "trace_error.h"
+#include "trace_report.h"
 
 #include <cerrno>
 #include <cstring>
-#include <limits>
 #include <unistd.h>
 
 namespace gmt::cli {
@@ -24,29 +24,71 @@ void requireReadableFile(const std::string& path) {
     ::close(f->fd);
 }
 
-Json analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
+Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
     requireReadableFile(path);
-    using namespace gmt::analyzer;
     try {
-        // Holes and pins stay at the analysis default (they are not checked); leak sites
-        // are all kept so suppressions and limits see every one.
-        AnalysisOptions ao;
-        ao.timeline_points = 16;
-        Analysis analysis(ao);
-        analyzeTraces({path}, analysis);
-        ReportOptions ro;
+        analyzer::ReportOptions ro;
         ro.symbols = options.symbols;
-        ro.timeline_points = 16;
-        if (options.all_sites) {
-            ro.top = std::numeric_limits<size_t>::max();
-        }
-        return reportJson(analysis, ro);
-    } catch (const TraceError& e) {
+        ro.timeline_points = 16; // no view of these reports shows the timeline
+        ro.top = options.top;
+        ro.phase = options.phase;
+        ro.leak_filter = options.leak_filter;
+        return analyzer::reportOfTraces({path}, ro);
+    } catch (const analyzer::TraceError& e) {
         throw InputError(e.what());
     }
 }
 
-Json loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
+void filterListedLeaks(Report& report,
+                       const std::function<bool(const analyzer::LeakSite&)>& filter) {
+    analyzer::LeakScope& scope = report.leak_scope;
+    std::vector<analyzer::LeakSite> kept;
+    for (analyzer::LeakSite& site : report.leaks) {
+        if (filter(site)) {
+            scope.bytes -= std::min(scope.bytes, site.bytes);
+            scope.allocations -= std::min(scope.allocations, site.allocations);
+            scope.sites -= std::min<uint64_t>(scope.sites, 1);
+            scope.suppressed_bytes += site.bytes;
+            scope.suppressed_allocations += site.allocations;
+            ++scope.suppressed_sites;
+        } else {
+            kept.push_back(std::move(site));
+        }
+    }
+    report.leaks = std::move(kept);
+}
+
+namespace {
+
+Report readJsonReport(const std::string& path, const std::string& text,
+                      const AnalyzeOptions& options) {
+    analyzer::Json json;
+    try {
+        json = analyzer::Json::parse(text);
+    } catch (const std::exception& e) {
+        throw InputError(path + ": invalid JSON report: " + e.what());
+    }
+    Report report;
+    try {
+        report = analyzer::fromJson(json);
+    } catch (const analyzer::ReportFormatError& e) {
+        throw InputError(path + ": " + e.what());
+    }
+    if (options.phase && report.leak_scope.phase != options.phase) {
+        throw InputError(path + ": a saved report lists the leaks of " +
+                         (report.leak_scope.phase ? "phase " + *report.leak_scope.phase
+                                                  : std::string("the whole run")) +
+                         ", not of phase " + *options.phase + "; give the trace instead");
+    }
+    if (options.leak_filter) {
+        filterListedLeaks(report, options.leak_filter);
+    }
+    return report;
+}
+
+} // namespace
+
+Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
     // A report is parsed whole; beyond this it is not one gpumemtrace wrote.
     constexpr uint64_t kMaxReportSize = 1ull << 30;
     std::string why;
@@ -68,16 +110,7 @@ Json loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
     if (first == std::string::npos || (*text)[first] != '{') {
         throw InputError(path + ": neither a gpumemtrace trace nor a JSON report");
     }
-    Json report;
-    try {
-        report = Json::parse(*text);
-    } catch (const std::exception& e) {
-        throw InputError(path + ": invalid JSON report: " + e.what());
-    }
-    if (!report.contains("schema_version") || !report.contains("summary")) {
-        throw InputError(path + ": JSON but not a gpumemtrace report (no schema_version)");
-    }
-    return report;
+    return readJsonReport(path, *text, options);
 }
 
 } // namespace gmt::cli

@@ -22,11 +22,6 @@ bool glob(const std::string& pattern, const std::string& text) {
     return !text.empty() && ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
 
-std::string field(const Json& frame, const char* key) {
-    auto it = frame.find(key);
-    return it != frame.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 } // namespace
 
 std::string withoutParameters(const std::string& function) {
@@ -50,17 +45,18 @@ std::string withoutParameters(const std::string& function) {
     return function;
 }
 
-bool stackMatches(const std::string& pattern, const Json& stack) {
-    if (!stack.is_array()) {
-        return false;
-    }
-    for (const Json& frame : stack) {
-        std::string function = field(frame, "function");
-        std::string module = field(frame, "module");
-        size_t slash = module.rfind('/');
-        std::string base = slash == std::string::npos ? module : module.substr(slash + 1);
-        if (glob(pattern, function) || glob(pattern, withoutParameters(function)) ||
-            glob(pattern, module) || glob(pattern, base)) {
+bool stackMatches(const std::string& pattern, const Stack& stack) {
+    auto pathMatches = [&](const std::string& path) {
+        const size_t slash = path.rfind('/');
+        return glob(pattern, path) ||
+               (slash != std::string::npos && glob(pattern, path.substr(slash + 1)));
+    };
+    for (const analyzer::Frame& frame : stack) {
+        // A Python frame has no module: its source file says where it lives.
+        const std::string& where =
+            frame.language == analyzer::FrameLanguage::Python ? frame.file : frame.module;
+        if (glob(pattern, frame.function) || glob(pattern, withoutParameters(frame.function)) ||
+            pathMatches(where)) {
             return true;
         }
     }
@@ -108,22 +104,23 @@ Suppressions Suppressions::parse(std::istream& in, const std::string& name) {
     return out;
 }
 
-Suppression* Suppressions::matchLeak(const Json& stack, uint64_t bytes, uint64_t allocations) {
+Suppression* Suppressions::matchLeak(const analyzer::LeakSite& leak) {
     for (Suppression& s : entries_) {
-        if (s.type == Suppression::Type::Leak && stackMatches(s.pattern, stack)) {
+        if (s.type == Suppression::Type::Leak && stackMatches(s.pattern, leak.stack)) {
             ++s.uses;
-            s.bytes += bytes;
-            s.allocations += allocations;
+            s.bytes += leak.bytes;
+            s.allocations += leak.allocations;
             return &s;
         }
     }
     return nullptr;
 }
 
-Suppression* Suppressions::matchError(const Json& stack, const Json& allocation_stack) {
+Suppression* Suppressions::matchError(const analyzer::ErrorReport& error) {
     for (Suppression& s : entries_) {
         if (s.type == Suppression::Type::Error &&
-            (stackMatches(s.pattern, stack) || stackMatches(s.pattern, allocation_stack))) {
+            (stackMatches(s.pattern, error.stack) ||
+             stackMatches(s.pattern, error.allocation_stack))) {
             ++s.uses;
             return &s;
         }

@@ -6,11 +6,12 @@
 //
 // PATTERN is an fnmatch(3) glob tried on every frame's function name (as demangled, and
 // without its parameter list, so `leak:init_cache` matches `init_cache(unsigned long)`)
-// and module path (full, and basename, so `leak:libfoo.so*` works). The first matching
+// and module path (full, and basename, so `leak:libfoo.so*` works); for a Python frame,
+// its source file instead of the module. The first matching
 // line in the file takes the match; uses are counted so stale lines can be removed.
 #pragma once
 
-#include "json.h"
+#include "report.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -20,7 +21,7 @@
 
 namespace gmt::cli {
 
-using gmt::analyzer::Json;
+using analyzer::Stack;
 
 struct Suppression {
     enum class Type { Leak, Error };
@@ -45,10 +46,10 @@ class Suppressions {
     static Suppressions load(const std::string& path);
     static Suppressions parse(std::istream& in, const std::string& name);
 
-    // The suppression that covers a leak (counted), or nullptr.
-    Suppression* matchLeak(const Json& stack, uint64_t bytes, uint64_t allocations);
+    // The suppression that covers a leak site (counted), or nullptr.
+    Suppression* matchLeak(const analyzer::LeakSite& leak);
     // The suppression that covers an error (counted), or nullptr.
-    Suppression* matchError(const Json& stack, const Json& allocation_stack);
+    Suppression* matchError(const analyzer::ErrorReport& error);
 
     const std::vector<Suppression>& entries() const { return entries_; }
     bool empty() const { return entries_.empty(); }
@@ -58,7 +59,7 @@ class Suppressions {
 };
 
 // Whether any frame of `stack` matches the glob (see the file comment).
-bool stackMatches(const std::string& pattern, const Json& stack);
+bool stackMatches(const std::string& pattern, const Stack& stack);
 
 // "ns::f<int>(int) const" -> "ns::f<int>": the name users write in a suppression.
 std::string withoutParameters(const std::string& function);

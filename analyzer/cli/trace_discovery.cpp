@@ -61,6 +61,14 @@ std::vector<std::string> templateGlobs(const std::string& tmpl, const std::strin
             pattern += "[0-9]*-[0-9]*";
         } else if (c == 'h') {
             pattern += escapeGlob(host);
+        } else if (c == 'r') {
+            pattern += '*'; // a rank, or "norank"
+        } else if (c == 'q' && i + 1 < tmpl.size() && tmpl[i + 1] == '{' &&
+                   tmpl.find('}', i + 2) != std::string::npos) {
+            // Each process's own value of the variable (launchers set them per process);
+            // a value with '/' in it is not found.
+            pattern += '*';
+            i = tmpl.find('}', i + 2);
         } else if (c == '%') {
             pattern += '%';
         } else {

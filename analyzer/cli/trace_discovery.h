@@ -1,5 +1,5 @@
 // Which traces a `gpumemtrace record` run produced. The recorder names each file from
-// the GPUMEMTRACE_OUTPUT template (DESIGN §3: %p pid, %h host, %t time) and adds ".N"
+// the GPUMEMTRACE_OUTPUT template (docs/configuration.md: %p pid, %h host, %t time) and adds ".N"
 // before the extension when the name is taken; the program may fork, so the pids are
 // unknown. Files matching the template are listed before and after the run, and the
 // ones that are new or changed are the run's.

@@ -56,6 +56,11 @@ class DwarfSymbolizer final : public Symbolizer {
         if (auto it = cache_.find(address); it != cache_.end()) {
             return it->second;
         }
+        // Bounded: a report that matches suppressions against every stack of a trace
+        // asks for every address once; the cache serves the repeats of a working set.
+        if (cache_.size() >= kMaxCached) {
+            cache_.clear();
+        }
         return cache_.emplace(address, resolve(address)).first->second;
     }
 
@@ -97,6 +102,8 @@ class DwarfSymbolizer final : public Symbolizer {
         }
         return *slot;
     }
+
+    static constexpr size_t kMaxCached = 1u << 16;
 
     SymbolizeOptions options_;
     std::unique_ptr<DwflSettings> settings_; // libdwfl keeps pointers into it

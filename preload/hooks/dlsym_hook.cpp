@@ -1,4 +1,4 @@
-// Route 3 of DESIGN §2: programs (JAX/XLA, cudart's loader) that look driver or runtime
+// Route 3 of docs/architecture.md: programs (JAX/XLA, cudart's loader) that look driver or runtime
 // functions up by name through a library handle get the tracer's wrapper instead.
 //
 // RTLD_NEXT and RTLD_DEFAULT look-ups depend on who the caller is, which glibc reads from

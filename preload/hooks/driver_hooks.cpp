@@ -1,6 +1,6 @@
-// Wrappers of the driver API (DESIGN §2 table). Reached as exported symbols, through
-// dlsym on a libcuda handle, and through cuGetProcAddress, which is how cudart and most
-// frameworks reach them.
+// Wrappers of the driver API (listed in preload/hooked_functions.h). Reached as exported
+// symbols, through dlsym on a libcuda handle, and through cuGetProcAddress, which is how
+// cudart and most frameworks reach them.
 #include "array_sizes.h"
 #include "hook_support.h"
 
@@ -288,10 +288,35 @@ GMT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*
             return callReal(driverReal().cuMemImportFromShareableHandle, handle, osHandle, type);
         },
         [&](Event& e, bool ok) {
-            // The size of an imported allocation is not known until it is mapped, and its
-            // memory belongs to the exporting process.
+            // The memory belongs to the process that created it; its size is not known to
+            // an importer (the analyzer takes it from the mappings). Where it lives is.
             e.flags = gmt::format::kFlagImported;
-            if (ok) {
+            if (!ok) {
+                return;
+            }
+            e.handle = *handle;
+            const RealFunctions& cu = driverReal();
+            CUmemAllocationProp prop{};
+            if (cu.cuMemGetAllocationPropertiesFromHandle &&
+                cu.cuMemGetAllocationPropertiesFromHandle(&prop, *handle) == CUDA_SUCCESS) {
+                if (prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+                    e.device = static_cast<int16_t>(prop.location.id);
+                } else {
+                    e.flags |= gmt::format::kFlagHostLocated;
+                }
+            }
+        });
+}
+
+// One more reference to the handle mapped at `addr` (NCCL frees its buffers this way: retain
+// by address, release twice). Without it, the second release looks like a bad free.
+GMT_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+    return traceCreate<CUresult>(
+        Op::VmmRetain, Api::cuMemRetainAllocationHandle, Kind::Vmm,
+        [&] { return callReal(driverReal().cuMemRetainAllocationHandle, handle, addr); },
+        [&](Event& e, bool ok) {
+            e.address = u64(addr);
+            if (ok && handle) {
                 e.handle = *handle;
             }
         });

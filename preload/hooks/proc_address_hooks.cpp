@@ -1,4 +1,4 @@
-// Route 4 of DESIGN §2: cuGetProcAddress. cudart (static or shared), CuPy, PyTorch's
+// Route 4 of docs/architecture.md: cuGetProcAddress. cudart (static or shared), CuPy, PyTorch's
 // expandable segments and cudaGetDriverEntryPoint* all obtain driver functions here. The
 // real resolver answers first; a returned pointer is replaced only when it *is* the real
 // address of a wrapped function, so versioned variants (_v2, _ptsz, older ABIs) are never

@@ -3,7 +3,7 @@
 
 GMT_PACKAGES=(
     build-essential cmake pkg-config
-    libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
+    libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libutfcpp-dev
     libdw-dev libelf-dev libbenchmark-dev
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
 )
@@ -28,13 +28,14 @@ gmt_install_deps() {
         "${missing[@]}" >/dev/null
 }
 
+# gmt_configure_and_build BUILD_DIR [CMAKE_ARGS...]
 gmt_configure_and_build() {
     local dir=$1
     local cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
     local unwind
     unwind=$(gmt_fetch_libunwind_source "$dir/deps")
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
-        -DGPUMEMTRACE_LIBUNWIND_TARBALL="$unwind" >/dev/null
+        -DGPUMEMTRACE_LIBUNWIND_TARBALL="$unwind" "${@:2}" >/dev/null
     cmake --build "$dir" -j "$(nproc)"
 }
 

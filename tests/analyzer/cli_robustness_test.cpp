@@ -94,19 +94,22 @@ TEST_CASE("options that size memory or output are bounded, with a clear one-line
     b.trailer(10'000'000'001ull);
     std::string trace = b.write(dir.file("t.gmtrace"));
     expectOneLineError(runCommand(cli("report --timeline-points 10000000000 " + trace)),
-                       "--timeline-points: '10000000000' is not a whole number from 1 to 100000");
+                       "--timeline-points: '10000000000' is not a whole number from 1 to 1000000");
     expectOneLineError(runCommand(cli("report --top 0 " + trace)),
-                       "--top: '0' is not a whole number from 1 to 100000");
+                       "--top: '0' is not a whole number from 1 to 1000000");
     expectOneLineError(runCommand(cli("report --top 99999999999999999999 " + trace)),
-                       "is not a whole number from 1 to 100000");
+                       "is not a whole number from 1 to 1000000");
     expectOneLineError(runCommand(cli("report --top 1e3 " + trace)),
-                       "is not a whole number from 1 to 100000");
+                       "is not a whole number from 1 to 1000000");
+    expectOneLineError(runCommand(cli("report --frames 0 " + trace)),
+                       "--frames: '0' is not a whole number from 1 to 4096");
     expectOneLineError(runCommand(cli("check --frames -1 " + trace)),
-                       "--frames: '-1' is not a whole number from 0 to 10000");
-    expectOneLineError(runCommand(cli("check --top 100001 " + trace)),
-                       "--top: '100001' is not a whole number from 0 to 100000");
-    // The largest values allowed work.
-    CHECK(runCommand(cli("report --timeline-points 100000 --top 100000 " + trace)).status == 0);
+                       "--frames: '-1' is not a whole number from 0 to 4096");
+    expectOneLineError(runCommand(cli("check --top 1000001 " + trace)),
+                       "--top: '1000001' is not a whole number from 0 to 1000000");
+    // The largest values allowed work (a timeline keeps only the buckets that saw a value).
+    CHECK(runCommand(cli("report --format json --timeline-points 1000000 --top 1000000 " + trace))
+              .status == 0);
 }
 
 TEST_CASE("a report that cannot be written is an error, not exit 0") {

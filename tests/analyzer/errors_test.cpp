@@ -19,25 +19,25 @@ TEST_CASE("double free: the bad call's stack and the allocation's") {
     b.event(Ev::free(2, B, Api::cudaFree, Kind::Device, 2));
     b.event(Ev::free(3, B, Api::cudaFree, Kind::Device, 3));
     auto r = report(b);
-    REQUIRE(r["errors"].size() == 1);
-    const auto& e = r["errors"][0];
-    CHECK(e["type"] == "double_free");
-    CHECK(e["api"] == "cudaFree");
-    CHECK(e["address"] == "0x7f0000000000");
-    CHECK(e["time_ns"] == 3);
-    CHECK(e["stack"][0]["address"] == "0x401200");
-    CHECK(e["allocation_stack"][0]["address"] == "0x401000");
-    CHECK(r["summary"]["errors"] == 1);
-    CHECK(r["summary"]["frees"] == 1);
+    REQUIRE(r.errors.size() == 1);
+    const auto& e = r.errors[0];
+    CHECK(e.type == analyzer::ErrorType::DoubleFree);
+    CHECK(e.api == "cudaFree");
+    CHECK(e.address == 0x7f0000000000u);
+    CHECK(e.time_ns == 3);
+    CHECK(e.stack[0].address == 0x401200u);
+    CHECK(e.allocation_stack[0].address == 0x401000u);
+    CHECK(r.summary.errors == 1);
+    CHECK(r.summary.frees == 1);
 }
 
 TEST_CASE("invalid free: an address never allocated") {
     auto b = standardTrace();
     b.event(Ev::free(1, B + 0x40, Api::cuMemFree_v2));
     auto r = report(b);
-    REQUIRE(r["errors"].size() == 1);
-    CHECK(r["errors"][0]["type"] == "invalid_free");
-    CHECK(r["errors"][0]["allocation_stack"].empty());
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].type == analyzer::ErrorType::InvalidFree);
+    CHECK(r.errors[0].allocation_stack.empty());
 }
 
 TEST_CASE("mismatched frees - both directions and arrays") {
@@ -58,17 +58,17 @@ TEST_CASE("mismatched frees - both directions and arrays") {
     pointerOnArray.result = 1;
     b.event(pointerOnArray);
     auto r = report(b);
-    REQUIRE(r["errors"].size() == 4);
-    for (const auto& e : r["errors"]) {
-        CHECK(e["type"] == "mismatched_free");
-        CHECK_FALSE(e["allocation_stack"].empty());
+    REQUIRE(r.errors.size() == 4);
+    for (const auto& e : r.errors) {
+        CHECK(e.type == analyzer::ErrorType::MismatchedFree);
+        CHECK_FALSE(e.allocation_stack.empty());
     }
-    CHECK(r["errors"][0]["api"] == "cudaFreeHost");
-    CHECK(r["errors"][0]["allocation_api"] == "cudaMalloc");
-    CHECK(r["errors"][1]["allocation_api"] == "cudaMallocHost");
+    CHECK(r.errors[0].api == "cudaFreeHost");
+    CHECK(r.errors[0].allocation_api == "cudaMalloc");
+    CHECK(r.errors[1].allocation_api == "cudaMallocHost");
     // Refused frees end nothing: everything leaks.
-    CHECK(r["summary"]["leaked_bytes"] == 600);
-    CHECK(r["summary"]["frees"] == 0);
+    CHECK(r.summary.leaked_bytes == 600);
+    CHECK(r.summary.frees == 0);
 }
 
 TEST_CASE("freeing NULL is a no-op; a refused free keeps the allocation") {
@@ -82,9 +82,9 @@ TEST_CASE("freeing NULL is a no-op; a refused free keeps the allocation") {
     b.event(Ev::free(5, B)); // the real free: not a double free
     b.trailer(6);
     auto r = report(b);
-    CHECK(r["errors"].empty());
-    CHECK(r["summary"]["leaked_bytes"] == 0);
-    CHECK(r["summary"]["frees"] == 1);
+    CHECK(r.errors.empty());
+    CHECK(r.summary.leaked_bytes == 0);
+    CHECK(r.summary.frees == 1);
 }
 
 TEST_CASE("host unregister of registered memory is a match - cudaFreeHost of it is not") {
@@ -94,7 +94,7 @@ TEST_CASE("host unregister of registered memory is a match - cudaFreeHost of it 
     b.event(Ev::free(3, 0x20000, Api::cudaHostUnregister, Kind::HostPinned));
     b.event(Ev::free(4, 0x30000, Api::cudaFreeHost, Kind::HostPinned));
     auto r = report(b);
-    REQUIRE(r["errors"].size() == 1);
-    CHECK(r["errors"][0]["type"] == "mismatched_free");
-    CHECK(r["errors"][0]["address"] == "0x30000");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].type == analyzer::ErrorType::MismatchedFree);
+    CHECK(r.errors[0].address == 0x30000u);
 }

@@ -17,15 +17,15 @@ TEST_CASE("more than the device has") {
     auto b = standardTrace();
     b.event(Ev::failed(5, 100 * GiB, 2, 79 * GiB, 80 * GiB));
     auto r = report(b);
-    REQUIRE(r["failures"].size() == 1);
-    const auto& f = r["failures"][0];
-    CHECK(f["requested_bytes"] == 100 * GiB);
-    CHECK(f["error"] == "cudaErrorMemoryAllocation");
-    CHECK(f["api"] == "cudaMalloc");
-    CHECK(f["device_free_bytes"] == 79 * GiB);
-    CHECK(f["stack"].size() == 2);
-    CHECK_THAT(f["diagnosis"].get<std::string>(), Catch::StartsWith("more than the device has"));
-    CHECK(r["summary"]["failed_allocations"] == 1);
+    REQUIRE(r.failures.size() == 1);
+    const auto& f = r.failures[0];
+    CHECK(f.requested_bytes == 100 * GiB);
+    CHECK(f.error == "cudaErrorMemoryAllocation");
+    CHECK(f.api == "cudaMalloc");
+    CHECK(f.device_free_bytes == 79 * GiB);
+    CHECK(f.stack.size() == 2);
+    CHECK_THAT(f.diagnosis, Catch::StartsWith("more than the device has"));
+    CHECK(r.summary.failed_allocations == 1);
 }
 
 TEST_CASE("fragmentation: enough free in total - no hole large enough") {
@@ -33,14 +33,14 @@ TEST_CASE("fragmentation: enough free in total - no hole large enough") {
     b.event(Ev::alloc(1, B, 10 * MiB));
     b.event(Ev::failed(5, 3 * GiB, 2, 4 * GiB, 80 * GiB, Api::cuMemAlloc_v2));
     auto r = report(b);
-    const auto& f = r["failures"][0];
-    CHECK(f["error"] == "CUDA_ERROR_OUT_OF_MEMORY");
-    CHECK(f["live_bytes"] == 10 * MiB);
-    CHECK(f["largest_hole_bytes"] == 0);
-    CHECK_THAT(f["diagnosis"].get<std::string>(), Catch::StartsWith("fragmentation"));
+    const auto& f = r.failures[0];
+    CHECK(f.error == "CUDA_ERROR_OUT_OF_MEMORY");
+    CHECK(f.live_bytes == 10 * MiB);
+    CHECK(f.largest_hole_bytes == 0);
+    CHECK_THAT(f.diagnosis, Catch::StartsWith("fragmentation"));
     bool measured = false;
-    for (const auto& fe : r["fragmentation"]) {
-        measured = measured || fe["moment"] == "failure";
+    for (const auto& fe : r.fragmentation) {
+        measured = measured || fe.moment == analyzer::Moment::Failure;
     }
     CHECK(measured);
 }
@@ -50,9 +50,8 @@ TEST_CASE("the traced program holds little: memory is used elsewhere") {
     b.event(Ev::alloc(1, B, 1 * GiB));
     b.event(Ev::failed(5, 2 * GiB, 2, 1 * GiB, 80 * GiB));
     auto r = report(b);
-    CHECK_THAT(r["failures"][0]["diagnosis"].get<std::string>(),
-               Catch::StartsWith("the traced program holds little") &&
-                   Catch::Contains("other processes"));
+    CHECK_THAT(r.failures[0].diagnosis, Catch::StartsWith("the traced program holds little") &&
+                                            Catch::Contains("other processes"));
 }
 
 TEST_CASE("the traced program holds the memory itself") {
@@ -60,7 +59,7 @@ TEST_CASE("the traced program holds the memory itself") {
     b.event(Ev::alloc(1, B, 79 * GiB));
     b.event(Ev::failed(5, 2 * GiB, 2, 1 * GiB, 80 * GiB));
     auto r = report(b);
-    CHECK_THAT(r["failures"][0]["diagnosis"].get<std::string>(),
+    CHECK_THAT(r.failures[0].diagnosis,
                Catch::StartsWith("out of memory: the traced program holds 79.00 GiB"));
 }
 
@@ -68,9 +67,9 @@ TEST_CASE("a failure that is not out of memory says so") {
     auto b = standardTrace();
     b.event(Ev::failed(5, 0, 1, 0, 0));
     auto r = report(b);
-    const auto& f = r["failures"][0];
-    CHECK(f["error"] == "cudaErrorInvalidValue");
-    CHECK(f["device_free_bytes"].is_null());
-    CHECK_THAT(f["diagnosis"].get<std::string>(), Catch::Contains("not for lack of memory"));
-    CHECK(r["summary"]["allocations"] == 0);
+    const auto& f = r.failures[0];
+    CHECK(f.error == "cudaErrorInvalidValue");
+    CHECK_FALSE(f.device_free_bytes);
+    CHECK_THAT(f.diagnosis, Catch::Contains("not for lack of memory"));
+    CHECK(r.summary.allocations == 0);
 }

@@ -35,9 +35,9 @@ TraceBuilder workedExample() {
     return b;
 }
 
-const analyzer::Json* entry(const analyzer::Json& r, const std::string& moment) {
-    for (const auto& f : r["fragmentation"]) {
-        if (f["moment"] == moment) {
+const analyzer::FragmentationReport* entry(const analyzer::Report& r, analyzer::Moment moment) {
+    for (const auto& f : r.fragmentation) {
+        if (f.moment == moment) {
             return &f;
         }
     }
@@ -50,33 +50,33 @@ TEST_CASE("fragmentation: the worked example of docs/analysis.md") {
     auto b = workedExample();
     b.trailer(10);
     auto r = report(b);
-    const auto* end = entry(r, "end");
+    const auto* end = entry(r, analyzer::Moment::End);
     REQUIRE(end);
     const auto& f = *end;
-    CHECK(f["device"] == 0);
-    CHECK(f["granularity"] == 2 * MiB);
+    CHECK(f.device == 0);
+    CHECK(f.granularity == 2 * MiB);
     // Holes: 512K (A..B), 256K (B..granule end), 1.5M (C..D), 1M (D's tail), 2M (VMM gap).
-    CHECK(f["hole_bytes"] == 5376 * KiB);
-    CHECK(f["hole_count"] == 5);
-    CHECK(f["largest_hole_bytes"] == 2 * MiB);
-    CHECK(f["ratio"].get<double>() == Approx(13.0 / 21.0));
-    REQUIRE(f["holes"].size() == 5);
-    CHECK(f["holes"][0]["address"] == "0x7f1000200000");
-    CHECK(f["holes"][0]["bytes"] == 2 * MiB);
-    CHECK(f["holes"][1]["address"] == "0x7f0000480000");
-    CHECK(f["holes"][1]["bytes"] == 1536 * KiB);
-    CHECK(f["holes"][2]["address"] == "0x7f0000900000");
-    CHECK(f["holes"][3]["address"] == "0x7f0000100000");
-    CHECK(f["holes"][3]["bytes"] == 512 * KiB);
-    CHECK(f["holes"][4]["address"] == "0x7f00001c0000");
-    CHECK(f["holes"][4]["bytes"] == 256 * KiB);
+    CHECK(f.hole_bytes == 5376 * KiB);
+    CHECK(f.hole_count == 5);
+    CHECK(f.largest_hole_bytes == 2 * MiB);
+    CHECK(f.ratio == Approx(13.0 / 21.0));
+    REQUIRE(f.holes.size() == 5);
+    CHECK(f.holes[0].address == 0x7f1000200000u);
+    CHECK(f.holes[0].bytes == 2 * MiB);
+    CHECK(f.holes[1].address == 0x7f0000480000u);
+    CHECK(f.holes[1].bytes == 1536 * KiB);
+    CHECK(f.holes[2].address == 0x7f0000900000u);
+    CHECK(f.holes[3].address == 0x7f0000100000u);
+    CHECK(f.holes[3].bytes == 512 * KiB);
+    CHECK(f.holes[4].address == 0x7f00001c0000u);
+    CHECK(f.holes[4].bytes == 256 * KiB);
     // C alone holds granule 2 (1.5 MiB of it free); D alone holds granules 3-4 (1 MiB free).
-    REQUIRE(f["pinning"].size() == 2);
-    CHECK(f["pinning"][0]["address"] == "0x7f0000400000");
-    CHECK(f["pinning"][0]["pinned_bytes"] == 1536 * KiB);
-    CHECK(f["pinning"][0]["bytes"] == 512 * KiB);
-    CHECK(f["pinning"][1]["address"] == "0x7f0000600000");
-    CHECK(f["pinning"][1]["pinned_bytes"] == 1 * MiB);
+    REQUIRE(f.pinning.size() == 2);
+    CHECK(f.pinning[0].address == 0x7f0000400000u);
+    CHECK(f.pinning[0].pinned_bytes == 1536 * KiB);
+    CHECK(f.pinning[0].bytes == 512 * KiB);
+    CHECK(f.pinning[1].address == 0x7f0000600000u);
+    CHECK(f.pinning[1].pinned_bytes == 1 * MiB);
 }
 
 TEST_CASE("fragmentation at the peak is measured on the peak's live set") {
@@ -88,25 +88,25 @@ TEST_CASE("fragmentation at the peak is measured on the peak's live set") {
     b.event(Ev::op(21, Op::VmmUnmap, Api::cuMemUnmap, R, 8 * MiB));
     b.trailer(30);
     auto r = report(b);
-    const auto* peak = entry(r, "peak");
+    const auto* peak = entry(r, analyzer::Moment::Peak);
     REQUIRE(peak);
-    CHECK((*peak)["hole_bytes"] == 5376 * KiB);
-    CHECK((*peak)["time_ns"] == 7);
-    CHECK((*peak)["exact"] == true);
-    const auto* end = entry(r, "end");
+    CHECK((*peak).hole_bytes == 5376 * KiB);
+    CHECK((*peak).time_ns == 7);
+    CHECK((*peak).exact == true);
+    const auto* end = entry(r, analyzer::Moment::End);
     REQUIRE(end);
-    CHECK((*end)["hole_bytes"] == 1 * MiB);
-    CHECK((*end)["ratio"] == 0.0);
-    CHECK((*end)["pinning"].size() == 1);
+    CHECK((*end).hole_bytes == 1 * MiB);
+    CHECK((*end).ratio == 0.0);
+    CHECK((*end).pinning.size() == 1);
 }
 
 TEST_CASE("no live memory: no holes - ratio 0") {
     auto b = standardTrace();
     b.event(Ev::alloc(1, B, 2 * MiB)).event(Ev::free(2, B)).trailer(3);
     auto r = report(b);
-    const auto* end = entry(r, "end");
+    const auto* end = entry(r, analyzer::Moment::End);
     REQUIRE(end);
-    CHECK((*end)["hole_bytes"] == 0);
-    CHECK((*end)["ratio"] == 0.0);
-    CHECK((*end)["holes"].empty());
+    CHECK((*end).hole_bytes == 0);
+    CHECK((*end).ratio == 0.0);
+    CHECK((*end).holes.empty());
 }

@@ -22,27 +22,27 @@ TEST_CASE("leaks are grouped by stack - kind and api - largest group first") {
     b.trailer(20);
     auto r = report(b);
 
-    CHECK(r["summary"]["leaked_bytes"] == 1664);
-    CHECK(r["summary"]["leaked_allocations"] == 5);
-    CHECK(r["summary"]["allocations"] == 6);
-    CHECK(r["summary"]["frees"] == 1);
-    REQUIRE(r["leaks"].size() == 3);
-    CHECK(r["leaks"][0]["bytes"] == 1000);
-    CHECK(r["leaks"][0]["allocations"] == 1);
-    CHECK(r["leaks"][0]["stack_id"] == 2);
-    CHECK(r["leaks"][1]["bytes"] == 600);
-    CHECK(r["leaks"][1]["allocations"] == 3);
-    CHECK(r["leaks"][1]["api"] == "cudaMalloc");
-    CHECK(r["leaks"][1]["kind"] == "device");
-    CHECK(r["leaks"][1]["stack"].size() == 2);
-    CHECK(r["leaks"][1]["stack"][0]["address"] == "0x401000");
-    CHECK(r["leaks"][2]["kind"] == "host_pinned");
-    CHECK(r["kinds"]["host_pinned"]["leaked_bytes"] == 64);
-    CHECK(r["kinds"]["device"]["leaked_bytes"] == 1600);
-    CHECK(r["kinds"]["device"]["allocations"] == 5);
-    CHECK(r["devices"][0]["leaked_bytes"] == 1600);
-    CHECK(r["processes"][0]["complete"] == true);
-    CHECK(r["processes"][0]["pid"] == 4242);
+    CHECK(r.summary.leaked_bytes == 1664);
+    CHECK(r.summary.leaked_allocations == 5);
+    CHECK(r.summary.allocations == 6);
+    CHECK(r.summary.frees == 1);
+    REQUIRE(r.leaks.size() == 3);
+    CHECK(r.leaks[0].bytes == 1000);
+    CHECK(r.leaks[0].allocations == 1);
+    CHECK(r.leaks[0].stack_id == 2);
+    CHECK(r.leaks[1].bytes == 600);
+    CHECK(r.leaks[1].allocations == 3);
+    CHECK(r.leaks[1].api == "cudaMalloc");
+    CHECK(r.leaks[1].kind == Kind::Device);
+    CHECK(r.leaks[1].stack.size() == 2);
+    CHECK(r.leaks[1].stack[0].address == 0x401000u);
+    CHECK(r.leaks[2].kind == Kind::HostPinned);
+    CHECK(kindOf(r, Kind::HostPinned).leaked_bytes == 64);
+    CHECK(kindOf(r, Kind::Device).leaked_bytes == 1600);
+    CHECK(kindOf(r, Kind::Device).allocations == 5);
+    CHECK(r.devices[0].leaked_bytes == 1600);
+    CHECK(r.processes[0].complete == true);
+    CHECK(r.processes[0].pid == 4242);
 }
 
 TEST_CASE("the --top option limits the groups listed - not the totals") {
@@ -54,9 +54,9 @@ TEST_CASE("the --top option limits the groups listed - not the totals") {
     analyzer::ReportOptions o;
     o.top = 2;
     auto r = report(b, o);
-    CHECK(r["leaks"].size() == 2);
-    CHECK(r["summary"]["leaked_bytes"] == 60);
-    CHECK(r["summary"]["leak_groups"] == 3);
+    CHECK(r.leaks.size() == 2);
+    CHECK(r.summary.leaked_bytes == 60);
+    CHECK(r.summary.leak_groups == 3);
 }
 
 TEST_CASE("an address reused after a free is a new allocation") {
@@ -68,12 +68,12 @@ TEST_CASE("an address reused after a free is a new allocation") {
     b.event(Ev::alloc(5, 0x7f0000000000, 50, Api::cudaMalloc, Kind::Device, 2));
     b.trailer(6);
     auto r = report(b);
-    CHECK(r["errors"].empty());
-    CHECK(r["summary"]["allocations"] == 3);
-    CHECK(r["summary"]["frees"] == 2);
-    CHECK(r["summary"]["leaked_bytes"] == 50);
-    CHECK(r["leaks"][0]["stack_id"] == 2);
-    CHECK(r["summary"]["peak_bytes"] == 300);
+    CHECK(r.errors.empty());
+    CHECK(r.summary.allocations == 3);
+    CHECK(r.summary.frees == 2);
+    CHECK(r.summary.leaked_bytes == 50);
+    CHECK(r.leaks[0].stack_id == 2);
+    CHECK(r.summary.peak_bytes == 300);
 }
 
 TEST_CASE("pool allocations live from request to free request; teardown leaves them") {
@@ -89,13 +89,13 @@ TEST_CASE("pool allocations live from request to free request; teardown leaves t
     b.event(Ev::op(5, Op::PoolDestroy, Api::cudaMemPoolDestroy, 0, 0, 0xbeef));
     b.trailer(6);
     auto r = report(b);
-    CHECK(r["kinds"]["pool"]["allocations"] == 2);
-    CHECK(r["kinds"]["pool"]["peak_bytes"] == 3000);
-    CHECK(r["kinds"]["pool"]["leaked_bytes"] == 2000);
-    REQUIRE(r["leaks"].size() == 1);
-    CHECK(r["leaks"][0]["released_by_teardown"] == false);
-    CHECK(r["leaks"][0]["api"] == "cuMemAllocFromPoolAsync");
-    CHECK(r["errors"].empty());
+    CHECK(kindOf(r, Kind::Pool).allocations == 2);
+    CHECK(kindOf(r, Kind::Pool).peak_bytes == 3000);
+    CHECK(kindOf(r, Kind::Pool).leaked_bytes == 2000);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].released_by_teardown == false);
+    CHECK(r.leaks[0].api == "cuMemAllocFromPoolAsync");
+    CHECK(r.errors.empty());
 }
 
 TEST_CASE("VMM: reservations hold no bytes; handles hold bytes until released and unmapped") {
@@ -117,18 +117,21 @@ TEST_CASE("VMM: reservations hold no bytes; handles hold bytes until released an
     auto r = report(b);
 
     // Device-resident: handles a1 and a2 (6 MiB); the host-located one never counts.
-    CHECK(r["summary"]["peak_bytes"] == 6 * MiB);
-    CHECK(r["kinds"]["vmm"]["peak_bytes"] == 6 * MiB);
-    CHECK(r["kinds"]["vmm"]["allocations"] == 3);
+    CHECK(r.summary.peak_bytes == 6 * MiB);
+    CHECK(kindOf(r, Kind::Vmm).peak_bytes == 6 * MiB);
+    CHECK(kindOf(r, Kind::Vmm).allocations == 3);
     // a2 is never released (still mapped in a freed reservation): it leaks.
-    CHECK(r["summary"]["leaked_bytes"] == 2 * MiB);
-    REQUIRE(r["leaks"].size() == 1);
-    CHECK(r["leaks"][0]["kind"] == "vmm");
-    CHECK(r["leaks"][0]["api"] == "cuMemCreate");
-    CHECK(r["errors"].empty());
-    // Timeline: 4 MiB, 6 MiB, then 2 MiB after the unmap ended a1.
-    auto points = r["timeline"][0]["points"];
-    CHECK(points.back()[1] == 2 * MiB);
+    CHECK(r.summary.leaked_bytes == 2 * MiB);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].kind == Kind::Vmm);
+    CHECK(r.leaks[0].api == "cuMemCreate");
+    CHECK(r.errors.empty());
+    // Timeline: 4 MiB, 6 MiB, then 2 MiB after the unmap ended a1 (t=8), then nothing
+    // once the process ended (its trailer, t=11).
+    auto points = r.timeline[0].points;
+    REQUIRE(points.size() >= 2);
+    CHECK(points[points.size() - 2] == std::pair<uint64_t, uint64_t>(8, 2 * MiB));
+    CHECK(points.back() == std::pair<uint64_t, uint64_t>(11, 0));
 }
 
 TEST_CASE("VMM: releasing an unknown handle and unmapping nothing are invalid frees") {
@@ -136,9 +139,9 @@ TEST_CASE("VMM: releasing an unknown handle and unmapping nothing are invalid fr
     b.event(Ev::op(1, Op::VmmRelease, Api::cuMemRelease, 0, 0, 0x99));
     b.event(Ev::op(2, Op::VmmUnmap, Api::cuMemUnmap, 0x7f2000000000, 2 * MiB));
     auto r = report(b);
-    REQUIRE(r["errors"].size() == 2);
-    CHECK(r["errors"][0]["type"] == "invalid_free");
-    CHECK(r["errors"][1]["api"] == "cuMemUnmap");
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[0].type == analyzer::ErrorType::InvalidFree);
+    CHECK(r.errors[1].api == "cuMemUnmap");
 }
 
 namespace {
@@ -173,25 +176,25 @@ TEST_CASE("device reset ends what the primary context owned; the leak says so") 
     b.trailer(10);
     auto r = report(b);
 
-    CHECK(r["summary"]["teardown_released_bytes"] == 900);
-    CHECK(r["summary"]["leaked_bytes"] == 900 + 200 + 400 + 2 * MiB);
+    CHECK(r.summary.teardown_released_bytes == 900);
+    CHECK(r.summary.leaked_bytes == 900 + 200 + 400 + 2 * MiB);
     bool found = false;
-    for (const auto& l : r["leaks"]) {
-        if (l["bytes"] == 100) {
+    for (const auto& l : r.leaks) {
+        if (l.bytes == 100) {
             found = true;
-            CHECK(l["released_by_teardown"] == true);
+            CHECK(l.released_by_teardown == true);
         }
-        if (l["bytes"] == 200 || l["bytes"] == 400) {
-            CHECK(l["released_by_teardown"] == false);
+        if (l.bytes == 200 || l.bytes == 400) {
+            CHECK(l.released_by_teardown == false);
         }
     }
     CHECK(found);
     // Live on device 0 after the reset: 400 (user context) + 2 MiB (VMM) + 1.
-    auto points = r["timeline"][0]["points"];
+    auto points = r.timeline[0].points;
     uint64_t max_after = 0;
-    for (const auto& p : points) {
-        if (p[0] >= 8) {
-            max_after = std::max<uint64_t>(max_after, p[1]);
+    for (const auto& [time, bytes] : points) {
+        if (time >= 8) {
+            max_after = std::max<uint64_t>(max_after, bytes);
         }
     }
     CHECK(max_after == 400 + 2 * MiB + 1);
@@ -211,11 +214,11 @@ TEST_CASE("context destroy ends that context's allocations only") {
     b.event(destroy);
     b.trailer(5);
     auto r = report(b);
-    REQUIRE(r["leaks"].size() == 2);
-    CHECK(r["leaks"][0]["bytes"] == 300);
-    CHECK(r["leaks"][0]["released_by_teardown"] == false);
-    CHECK(r["leaks"][1]["bytes"] == 100);
-    CHECK(r["leaks"][1]["released_by_teardown"] == true);
+    REQUIRE(r.leaks.size() == 2);
+    CHECK(r.leaks[0].bytes == 300);
+    CHECK(r.leaks[0].released_by_teardown == false);
+    CHECK(r.leaks[1].bytes == 100);
+    CHECK(r.leaks[1].released_by_teardown == true);
 }
 
 TEST_CASE("several traces: one process entry each - totals summed - peak over both") {
@@ -231,13 +234,13 @@ TEST_CASE("several traces: one process entry each - totals summed - peak over bo
     auto p2 = b2.write(dir.file("b.gmtrace"));
     analyzer::ReportOptions o;
     o.symbols = false;
-    auto r = analyzer::buildReport({p1, p2}, o);
-    REQUIRE(r["processes"].size() == 2);
-    CHECK(r["processes"][1]["pid"] == 777);
-    CHECK(r["summary"]["allocations"] == 2);
-    CHECK(r["summary"]["leaked_bytes"] == 500);
-    CHECK(r["leaks"][0]["pid"] == 777);
+    auto r = reportOf({p1, p2}, o);
+    REQUIRE(r.processes.size() == 2);
+    CHECK(r.processes[1].pid == 777);
+    CHECK(r.summary.allocations == 2);
+    CHECK(r.summary.leaked_bytes == 500);
+    CHECK(r.leaks[0].pid == 777);
     // Interleaved by time: both live between t=20 and t=30.
-    CHECK(r["summary"]["peak_bytes"] == 1500);
-    CHECK(r["summary"]["peak_time_ns"] == 20);
+    CHECK(r.summary.peak_bytes == 1500);
+    CHECK(r.summary.peak_time_ns == 20);
 }

@@ -38,27 +38,27 @@ TEST_CASE("peak over interleaved threads and devices - with the sites that held 
     auto r = report(b);
 
     // Live device bytes: t5 = 100+10+30+20 = 160 MiB (host pinned excluded); t7 = 110 MiB.
-    CHECK(r["summary"]["peak_bytes"] == 160 * MiB);
-    CHECK(r["summary"]["peak_time_ns"] == 5);
-    CHECK(r["peak"]["bytes"] == 160 * MiB);
-    REQUIRE(r["devices"].size() == 2);
-    CHECK(r["devices"][0]["peak_bytes"] == 120 * MiB);
-    CHECK(r["devices"][0]["peak_time_ns"] == 5);
-    CHECK(r["devices"][1]["peak_bytes"] == 90 * MiB);
-    CHECK(r["devices"][1]["peak_time_ns"] == 7);
-    CHECK(r["kinds"]["host_pinned"]["peak_bytes"] == 500 * MiB);
-    CHECK(r["kinds"]["managed"]["peak_bytes"] == 20 * MiB);
-    CHECK(r["kinds"]["device"]["peak_bytes"] == 140 * MiB);
+    CHECK(r.summary.peak_bytes == 160 * MiB);
+    CHECK(r.summary.peak_time_ns == 5);
+    CHECK(r.peak.bytes == 160 * MiB);
+    REQUIRE(r.devices.size() == 2);
+    CHECK(r.devices[0].peak_bytes == 120 * MiB);
+    CHECK(r.devices[0].peak_time_ns == 5);
+    CHECK(r.devices[1].peak_bytes == 90 * MiB);
+    CHECK(r.devices[1].peak_time_ns == 7);
+    CHECK(kindOf(r, Kind::HostPinned).peak_bytes == 500 * MiB);
+    CHECK(kindOf(r, Kind::Managed).peak_bytes == 20 * MiB);
+    CHECK(kindOf(r, Kind::Device).peak_bytes == 140 * MiB);
 
     // Sites at t=5: stack 1 100 MiB (1), stack 2 40 MiB (2), stack 3 20 MiB (managed).
-    auto sites = r["peak"]["top_sites"];
+    auto sites = r.peak.top_sites;
     REQUIRE(sites.size() == 3);
-    CHECK(sites[0]["stack_id"] == 1);
-    CHECK(sites[0]["bytes"] == 100 * MiB);
-    CHECK(sites[1]["stack_id"] == 2);
-    CHECK(sites[1]["bytes"] == 40 * MiB);
-    CHECK(sites[1]["allocations"] == 2);
-    CHECK(sites[2]["bytes"] == 20 * MiB);
+    CHECK(sites[0].stack_id == 1);
+    CHECK(sites[0].bytes == 100 * MiB);
+    CHECK(sites[1].stack_id == 2);
+    CHECK(sites[1].bytes == 40 * MiB);
+    CHECK(sites[1].allocations == 2);
+    CHECK(sites[2].bytes == 20 * MiB);
 }
 
 TEST_CASE("a later - lower local maximum does not overwrite the peak's sites") {
@@ -68,9 +68,9 @@ TEST_CASE("a later - lower local maximum does not overwrite the peak's sites") {
     b.event(Ev::alloc(3, 0x7f0000000000, 8 * MiB, Api::cudaMalloc, Kind::Device, 2));
     b.event(Ev::free(4, 0x7f0000000000));
     auto r = report(b);
-    CHECK(r["peak"]["bytes"] == 10 * MiB);
-    REQUIRE(r["peak"]["top_sites"].size() == 1);
-    CHECK(r["peak"]["top_sites"][0]["stack_id"] == 1);
+    CHECK(r.peak.bytes == 10 * MiB);
+    REQUIRE(r.peak.top_sites.size() == 1);
+    CHECK(r.peak.top_sites[0].stack_id == 1);
 }
 
 TEST_CASE("a peak that is never followed by a free is still captured") {
@@ -78,9 +78,9 @@ TEST_CASE("a peak that is never followed by a free is still captured") {
     b.event(Ev::alloc(1, 0x7f0000000000, 1 * MiB, Api::cudaMalloc, Kind::Device, 1));
     b.event(Ev::alloc(2, 0x7f0000200000, 2 * MiB, Api::cudaMalloc, Kind::Device, 2));
     auto r = report(b);
-    CHECK(r["peak"]["bytes"] == 3 * MiB);
-    CHECK(r["peak"]["time_ns"] == 2);
-    CHECK(r["peak"]["top_sites"].size() == 2);
+    CHECK(r.peak.bytes == 3 * MiB);
+    CHECK(r.peak.time_ns == 2);
+    CHECK(r.peak.top_sites.size() == 2);
 }
 
 TEST_CASE("pitched allocations count the bytes asked for") {
@@ -90,5 +90,5 @@ TEST_CASE("pitched allocations count the bytes asked for") {
     e.offset = 1024;
     b.event(e);
     auto r = report(b);
-    CHECK(r["summary"]["peak_bytes"] == 100000);
+    CHECK(r.summary.peak_bytes == 100000);
 }

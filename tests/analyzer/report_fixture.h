@@ -2,9 +2,14 @@
 #pragma once
 
 #include "record_json.h"
-#include "report_builder.h"
+#include "report.h"
+#include "support/json_schema.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
+#include "trace_analysis.h"
+#include "trace_report.h"
+
+#include <fstream>
 
 namespace gmt::test {
 
@@ -24,11 +29,35 @@ inline TraceBuilder standardTrace(int devices = 1) {
     return b;
 }
 
-inline analyzer::Json report(TraceBuilder& b, analyzer::ReportOptions options = {}) {
+// The typed report of traces, as `gpumemtrace report` makes it.
+inline analyzer::Report reportOf(const std::vector<std::string>& traces,
+                                 const analyzer::ReportOptions& options) {
+    return analyzer::reportOfTraces(traces, options);
+}
+
+inline analyzer::Report report(TraceBuilder& b, analyzer::ReportOptions options = {}) {
     TempDir dir;
     std::string path = b.write(dir.file("t.gmtrace"));
     options.symbols = false;
-    return analyzer::buildReport({path}, options);
+    return reportOf({path}, options);
+}
+
+// docs/report.schema.json: the contract every JSON report meets.
+inline SchemaValidator& reportSchema() {
+    static SchemaValidator v = [] {
+        std::ifstream f(GMT_REPORT_SCHEMA);
+        return SchemaValidator(nlohmann::json::parse(f));
+    }();
+    return v;
+}
+
+inline const analyzer::KindReport& kindOf(const analyzer::Report& r, format::Kind kind) {
+    for (const auto& k : r.kinds) {
+        if (k.kind == kind) {
+            return k;
+        }
+    }
+    throw std::logic_error("kind not in the report");
 }
 
 } // namespace gmt::test

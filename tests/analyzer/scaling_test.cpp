@@ -119,7 +119,7 @@ TEST_CASE("a report over 1 100 traces holds a bounded number of descriptors and 
     // 256 descriptors and 800 MB of address space: a descriptor and 1 MiB of read-ahead
     // per trace need more than both.
     auto r = runCommand("ulimit -n 256 && ulimit -v 800000 && exec " + std::string(GMT_CLI) +
-                        " report --no-symbols" + traces);
+                        " report --format json --no-symbols" + traces);
     INFO(r.err);
     REQUIRE(r.status == 0);
     auto j = nlohmann::json::parse(r.out);

@@ -58,20 +58,20 @@ TEST_CASE("stacks are symbolized against the modules of the trace") {
 
     analyzer::ReportOptions o;
     o.symbols = false;
-    auto plain = analyzer::buildReport({path}, o);
-    const auto& f0 = plain["leaks"][0]["stack"][0];
-    CHECK(f0["module"] == self.path);
-    CHECK(f0["function"] == "");
-    CHECK(f0["offset"] == analyzer::hex(address - self.base));
+    auto plain = reportOf({path}, o);
+    const auto& f0 = plain.leaks[0].stack[0];
+    CHECK(f0.module == self.path);
+    CHECK(f0.function == "");
+    CHECK(f0.offset == address - self.base);
 
     o.symbols = true;
-    auto symbolized = analyzer::buildReport({path}, o);
-    const auto& f1 = symbolized["leaks"][0]["stack"].back();
+    auto symbolized = reportOf({path}, o);
+    const auto& f1 = symbolized.leaks[0].stack.back();
     if (analyzer::dwarfSymbolizerAvailable()) {
-        CHECK_THAT(f1["function"].get<std::string>(), Catch::Contains("gmt_test_leak_here"));
-        CHECK_THAT(f1["file"].get<std::string>(), Catch::EndsWith("symbols_test.cpp"));
-        CHECK(f1["line"].get<int>() > 0);
+        CHECK_THAT(f1.function, Catch::Contains("gmt_test_leak_here"));
+        CHECK_THAT(f1.file, Catch::EndsWith("symbols_test.cpp"));
+        CHECK(f1.line > 0);
     } else {
-        CHECK(f1["function"] == "");
+        CHECK(f1.function == "");
     }
 }

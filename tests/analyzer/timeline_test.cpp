@@ -52,12 +52,12 @@ TEST_CASE("the --timeline-points option bounds the report's timeline") {
     analyzer::ReportOptions o;
     o.timeline_points = 64;
     auto r = report(b, o);
-    auto points = r["timeline"][0]["points"];
+    auto points = r.timeline[0].points;
     CHECK(points.size() <= 64);
     uint64_t max = 0;
-    for (const auto& p : points) {
-        max = std::max<uint64_t>(max, p[1]);
+    for (const auto& [time, bytes] : points) {
+        max = std::max<uint64_t>(max, bytes);
     }
     CHECK(max == 1'000'100);
-    CHECK(r["summary"]["peak_bytes"] == 1'000'100);
+    CHECK(r.summary.peak_bytes == 1'000'100);
 }

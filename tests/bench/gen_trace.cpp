@@ -1,4 +1,4 @@
-// Writes a synthetic trace for the analyzer benchmark (issue 4 item 13): N events over a
+// Writes a synthetic trace for the analyzer benchmark: N events over a
 // constant live set, in the exact layout trace_format.h documents and the recorder writes
 // (prologue, an empty ring, frames of ~56 KiB of delta-coded records, header, device,
 // modules, stacks, events, trailer). Streams to disk with fixed memory, so 100 M events

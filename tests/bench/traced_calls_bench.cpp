@@ -1,4 +1,4 @@
-// Cost of one traced call (issue 3 item 10). BM_cudaMallocFree is the recorder's hot path:
+// Cost of one traced call. BM_cudaMallocFree is the recorder's hot path:
 // run it plain and under LD_PRELOAD=libgpumemtrace.so at several GPUMEMTRACE_STACK_DEPTH
 // values; BM_mallocFree is the same loop shape on malloc/free for heaptrack. Both run at
 // the bottom of a recursion so every captured stack is deep (>= 64 frames) while the call

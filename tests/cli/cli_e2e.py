@@ -9,11 +9,19 @@ Exit 0 pass, 1 fail, 77 skipped (a piece the test needs is not built yet).
 """
 
 import argparse
+import fcntl
+import json
 import os
+import pty
+import re
+import select
 import shutil
 import signal
+import struct
+import socket
 import subprocess
 import sys
+import termios
 import xml.etree.ElementTree as ET
 
 SKIP = 77
@@ -45,9 +53,11 @@ def env_with_cudasim():
     return env
 
 
-def run(args, timeout=120, **kwargs):
+def run(args, timeout=120, extra_env=None, **kwargs):
+    env = env_with_cudasim()
+    env.update(extra_env or {})
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                          env=env_with_cudasim(), cwd=ARGS.workdir, **kwargs)
+                          env=env, cwd=ARGS.workdir, **kwargs)
 
 
 def gmt(*args, **kwargs):
@@ -148,7 +158,11 @@ def test_record_options():
     expect("opts." in r.stderr, "trace listed", r)
     one_line_error(gmt("record", "--on-full", "never", "--", "true"))
     one_line_error(gmt("record", "--stack-depth", "999", "--", "true"))
-    one_line_error(gmt("record", "-o", "no/such/dir/t.%p.gmtrace", "--", "true"))
+    with open(os.path.join(ARGS.workdir, "afile"), "w") as f:
+        f.write("not a directory")
+    r = gmt("record", "-o", "afile/sub/t.%p.gmtrace", "--", "true")
+    one_line_error(r)
+    expect("afile/ is not a directory" in r.stderr, "says why", r)
 
 
 def test_record_fork():
@@ -304,12 +318,233 @@ def test_diff():
     one_line_error(gmt("diff", garbage, new[0]))
 
 
+# ----- text as a person sees it: a terminal, a pipe -----------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def in_terminal(argv, columns, extra_env=None):
+    """Runs argv with stdin, stdout and stderr on a new pseudo-terminal `columns` wide;
+    returns what the terminal received (\r\n turned back into \n)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = env_with_cudasim()
+    env.pop("COLUMNS", None)
+    env.pop("NO_COLOR", None)
+    env["TERM"] = "xterm"
+    env.update(extra_env or {})
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=ARGS.workdir,
+                         env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            p.kill()
+            fail("no output from %s within 60 s" % argv)
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    expect(p.wait() == 0, "%s in a terminal: exit %d" % (argv, p.returncode))
+    return out.decode("utf-8").replace("\r\n", "\n")
+
+
+def test_text_terminal_and_pipe():
+    traces, _ = record("tty", "template")
+    report = [ARGS.gpumemtrace, "report", traces[0]]
+    on_terminal = in_terminal(report, 100)
+    expect(ANSI.search(on_terminal), "colour on a terminal:\n" + on_terminal)
+    plain = ANSI.sub("", on_terminal)
+    expect("leak_typed<float>" in plain and "Leaks (largest first)" in plain,
+           "the report:\n" + plain)
+    # `| cat` in that terminal: the same text without colour, as wide.
+    piped = in_terminal(["sh", "-c", '"$0" report "$1" | cat', ARGS.gpumemtrace, traces[0]], 100)
+    expect(not ANSI.search(piped), "no colour through a pipe:\n" + piped)
+    expect(piped == plain, "| cat shows what the terminal shows:\n%s\n---\n%s" % (piped, plain))
+    no_color = in_terminal(report, 100, {"NO_COLOR": "1"})
+    expect(no_color == plain, "NO_COLOR: the same text without colour:\n" + no_color)
+    # Lines respect the width; a frame keeps its file:line when its signature is cut.
+    narrow = ANSI.sub("", in_terminal(report, 50))
+    too_wide = [l for l in narrow.splitlines() if len(l) > 50]
+    expect(not too_wide, "lines over 50 columns: %s" % too_wide)
+    expect("at cli_probe.cpp:" in narrow, "file:line kept when cut:\n" + narrow)
+    # No terminal at all: text, whole lines, the same as a wide terminal shows.
+    r = gmt("report", traces[0])
+    expect(r.returncode == 0 and not ANSI.search(r.stdout), "text through a pipe", r)
+    wide = ANSI.sub("", in_terminal(report, 250))
+    expect(r.stdout == wide, "a pipe without a terminal shows whole lines:\n%s\n---\n%s"
+           % (r.stdout, wide))
+    # check and diff colour only on a terminal too.
+    check = in_terminal(["sh", "-c", '"$0" check "$1" || true', ARGS.gpumemtrace, traces[0]], 100)
+    expect(ANSI.search(check) and "FAIL" in check, "check in colour on a terminal:\n" + check)
+    r = gmt("check", traces[0])
+    expect(r.returncode == 1 and not ANSI.search(r.stdout), "check without colour in a pipe", r)
+    expect(ANSI.sub("", check).replace("\n", "") .startswith(r.stdout.replace("\n", "")[:20]),
+           "check says the same", r)
+
+
+def test_strings_any_bytes():
+    """A program run with an argument that is not UTF-8 and one with escape sequences."""
+    need_cudasim()
+    for f in os.listdir(ARGS.workdir):
+        if f.startswith("bytes."):
+            os.remove(os.path.join(ARGS.workdir, f))
+    args = [ARGS.gpumemtrace.encode(), b"record", b"-o", b"bytes.%p.gmtrace", b"--",
+            ARGS.probe.encode(), b"leak", b"1", b"4096", b"caf\xe9", b"\x1b[31mred\x07"]
+    r = subprocess.run(args, capture_output=True, env=env_with_cudasim(), cwd=ARGS.workdir,
+                       timeout=120)
+    expect(r.returncode == 0, "record: exit %d: %r" % (r.returncode, r.stderr))
+    expect(b"\x1b[31m" not in r.stderr, "record's summary escapes control characters")
+    trace = sorted(f for f in os.listdir(ARGS.workdir) if f.startswith("bytes."))[0]
+    r = gmt("report", "--format", "json", trace)
+    expect(r.returncode == 0, "report --format json", r)
+    command = json.loads(r.stdout)["processes"][0]["command"]
+    expect("caf\ufffd" in command and "\x1b[31mred" in command, "command in JSON: %r" % command)
+    r = gmt("dump", trace)
+    expect(r.returncode == 0, "dump", r)
+    for line in r.stdout.splitlines():
+        json.loads(line)
+    r = gmt("report", trace)
+    expect(r.returncode == 0 and "caf\\xe9" in r.stdout and "\x1b" not in r.stdout
+           and "\\x1b[31mred\\x07" in r.stdout, "text escapes the bytes", r)
+    xml_path = os.path.join(ARGS.workdir, "bytes.xml")
+    r = gmt("check", trace, "--junit", xml_path)
+    expect(r.returncode == 1, "check fails on the leak", r)
+    ET.parse(xml_path)
+    if shutil.which("xmllint"):
+        r = subprocess.run(["xmllint", "--noout", xml_path], capture_output=True, text=True)
+        expect(r.returncode == 0, "xmllint accepts the file: " + r.stderr)
+# ----- ranks, output templates, NCCL's VMM use ----------------------------------------------
+
+def files_under(folder):
+    out = []
+    for root, _, files in os.walk(os.path.join(ARGS.workdir, folder)):
+        out += [os.path.relpath(os.path.join(root, f), ARGS.workdir) for f in files]
+    return sorted(out)
+
+
+def report_json(trace):
+    r = gmt("report", "--format", "json", trace)
+    expect(r.returncode == 0, "report " + trace, r)
+    return json.loads(r.stdout)
+
+
+def test_record_output_template():
+    need_cudasim()
+    # Missing directories are created; %q{VAR} and %r come from the traced process.
+    r = gmt("record", "-o", "made/%q{GMT_JOB}/rank%r.%p.gmtrace", "--", ARGS.probe, "clean",
+            extra_env={"GMT_JOB": "job7", "RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4"})
+    expect(r.returncode == 0, "record", r)
+    traces = files_under("made")
+    expect(len(traces) == 1 and traces[0].startswith("made/job7/rank3."), str(traces), r)
+    expect(os.path.basename(traces[0]) in r.stderr, "record lists the trace", r)
+    header = json.loads(gmt("dump", traces[0]).stdout.splitlines()[0])
+    expect(header.get("rank") == 3 and header.get("local_rank") == 1 and
+           header.get("world_size") == 4 and header.get("rank_source") == "RANK",
+           "header rank block: %s" % header)
+    process = report_json(traces[0])["processes"][0]
+    expect(process["rank"] == 3 and process["host"] == socket.gethostname(),
+           "report rank and host: %s" % process)
+    # Without a launcher's variables: "norank", and rank null in the report.
+    r = gmt("record", "-o", "solo/%h/rank%r.gmtrace", "--", ARGS.probe, "clean")
+    expect(r.returncode == 0, "record", r)
+    traces = files_under("solo")
+    expect(traces == ["solo/%s/ranknorank.gmtrace" % socket.gethostname()], str(traces), r)
+    expect(report_json(traces[0])["processes"][0]["rank"] is None, "no rank")
+    # An Open MPI rank when torchrun's is absent.
+    r = gmt("record", "-o", "mpi/rank%r.gmtrace", "--", ARGS.probe, "clean",
+            extra_env={"OMPI_COMM_WORLD_RANK": "5", "SLURM_PROCID": "0"})
+    expect(files_under("mpi") == ["mpi/rank5.gmtrace"], str(files_under("mpi")), r)
+
+
+def test_nccl_single():
+    need_cudasim()
+    r = gmt("record", "-o", "nccl.%p.gmtrace", "--", ARGS.nccl_like, "single")
+    expect(r.returncode == 0, "record", r)
+    traces = files_under(".")
+    traces = [t for t in traces if t.startswith("nccl.")]
+    expect(len(traces) == 1, str(traces), r)
+    r = gmt("check", *traces)
+    expect(r.returncode == 0 and "ok   errors: no errors" in r.stdout, "check passes", r)
+    rep = report_json(traces[0])
+    s = rep["summary"]
+    expect(s["errors"] == 0 and s["leaked_bytes"] == 0, "no errors, no leaks: %s" % s)
+    # 4 + 2 MiB created; the buffer mapped again through its own export is not counted twice.
+    expect(s["peak_bytes"] == 6 << 20, "peak %d" % s["peak_bytes"])
+
+
+def test_nccl_ranks():
+    need_cudasim()
+    host = socket.gethostname()
+    r = gmt("record", "-o", "ranks/%h/rank%r.gmtrace", "--", ARGS.nccl_like, "launch")
+    expect(r.returncode == 0, "record", r)
+    traces = files_under("ranks")
+    expect(traces == ["ranks/%s/rank0.gmtrace" % host, "ranks/%s/rank1.gmtrace" % host],
+           "one trace per rank, named by rank: %s" % traces, r)
+    r = gmt("check", *traces)
+    expect(r.returncode == 0 and "invalid" not in r.stdout, "both ranks pass check", r)
+    peaks = {}
+    for t in traces:
+        rep = report_json(t)
+        p = rep["processes"][0]
+        expect(p["host"] == host and p["errors"] == 0, "process %s" % p)
+        peaks[p["rank"]] = rep["summary"]["peak_bytes"]
+    # Rank 1 maps rank 0's 8 MiB buffer: rank 0's memory, not rank 1's.
+    expect(peaks == {0: 8 << 20, 1: 2 << 20}, "peaks by rank: %s" % peaks)
+
+    # The same job with a leak planted on rank 1, gated in one step.
+    r = gmt("record", "--check", "-o", "leaky/rank%r.gmtrace", "--", ARGS.nccl_like, "launch",
+            "leak-on-rank1")
+    expect(r.returncode == 1, "the gate fails", r)
+    expect("ok   pid" in r.stderr and "rank0.gmtrace" in r.stderr, "rank 0 passes", r)
+    fails = [l for l in r.stderr.splitlines() if l.startswith("FAIL pid")]
+    expect(len(fails) == 1 and "rank1.gmtrace" in fails[0], "rank 1 only fails", r)
+    expect("leakOnPurpose" in r.stderr and "1.0 MiB leaked" in r.stderr, "names the leak", r)
+    expect("invalid_free" not in r.stderr, "no false errors", r)
+
+
+def test_record_check():
+    need_cudasim()
+    r = gmt("record", "--check", "-o", "g1.%p.gmtrace", "--", ARGS.probe, "leak", "2", "4096")
+    expect(r.returncode == 1, "a leak fails the one-step gate", r)
+    expect("FAIL leaks" in r.stderr and "leak_buffers" in r.stderr, "verdict on stderr", r)
+    expect("FAIL" not in r.stdout, "stdout is the command's", r)
+    r = gmt("record", "--check", "-o", "g2.%p.gmtrace", "--", ARGS.probe, "clean")
+    expect(r.returncode == 0 and "gpumemtrace check: passed" in r.stderr, "clean passes", r)
+    r = gmt("record", "--check", "--max-leaked-bytes", "8K", "--junit", "g3.xml", "-o",
+            "g3.%p.gmtrace", "--", ARGS.probe, "leak", "2", "4096")
+    expect(r.returncode == 0, "within the limit given", r)
+    ET.parse(os.path.join(ARGS.workdir, "g3.xml"))
+    r = gmt("record", "--check", "--max-leaks", "1", "-o", "g4.%p.gmtrace", "--", ARGS.probe,
+            "leak", "2", "4096")
+    expect(r.returncode == 1, "--max-leaks 1 exceeded", r)
+    # The command's own failure wins over the verdict.
+    r = gmt("record", "--check", "-o", "g5.%p.gmtrace", "--", "sh", "-c",
+            '"$0" leak 1 4096; exit 3', ARGS.probe)
+    expect(r.returncode == 3, "the command's status", r)
+    expect("FAIL leaks" in r.stderr, "the verdict is still shown", r)
+    r = gmt("record", "--check", "--", ARGS.probe, "none")
+    expect(r.returncode == 0 and "nothing to check" in r.stderr, "no trace: nothing to check", r)
+    # Check options need --check; a bad suppressions file stops before the run.
+    one_line_error(gmt("record", "--max-leaks", "1", "--", "true"))
+    before = files_under(".")
+    one_line_error(gmt("record", "--check", "--suppressions", "missing.supp", "-o",
+                       "g6.%p.gmtrace", "--", ARGS.probe, "clean"))
+    expect(files_under(".") == before, "the command did not run")
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True)
     parser.add_argument("--gpumemtrace", required=True)
     parser.add_argument("--probe", required=True)
+    parser.add_argument("--nccl-like", default="")
     parser.add_argument("--cudasim", required=True)
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()

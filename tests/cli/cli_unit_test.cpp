@@ -7,54 +7,85 @@
 #include "cli/leak_gate.h"
 #include "cli/preload_locator.h"
 #include "cli/report_diff.h"
+#include "cli/report_input.h"
 #include "cli/size_parse.h"
-#include "cli/stack_text.h"
 #include "cli/suppressions.h"
 #include "cli/trace_discovery.h"
+#include "frame_text.h"
 
 #include <sstream>
 
+using namespace gmt;
 using namespace gmt::cli;
 
 namespace {
 
-Json frame(const std::string& function, const std::string& module = "/app/bin/app",
-           const std::string& file = "app.cpp", int line = 10) {
-    return Json{{"address", "0x401000"}, {"module", module}, {"function", function},
-                {"file", file},          {"line", line},     {"inlined", false}};
+using analyzer::Frame;
+using analyzer::Report;
+using analyzer::Stack;
+
+Frame frame(const std::string& function, const std::string& module = "/app/bin/app",
+            const std::string& file = "app.cpp", int line = 10) {
+    Frame f;
+    f.address = 0x401000;
+    f.module = module;
+    f.function = function;
+    f.file = file;
+    f.line = line;
+    return f;
 }
 
-Json leak(uint64_t bytes, uint64_t allocations, Json stack) {
-    return Json{{"bytes", bytes},
-                {"allocations", allocations},
-                {"kind", "device"},
-                {"api", "cudaMalloc"},
-                {"stack", std::move(stack)}};
+analyzer::LeakSite leak(uint64_t bytes, uint64_t allocations, Stack stack) {
+    analyzer::LeakSite l;
+    l.bytes = bytes;
+    l.allocations = allocations;
+    l.kind = format::Kind::Device;
+    l.api = "cudaMalloc";
+    l.stack = std::move(stack);
+    return l;
 }
 
-Json report(Json leaks, uint64_t peak, Json errors = Json::array()) {
-    uint64_t leaked = 0;
-    for (const Json& l : leaks) {
-        leaked += l["bytes"].get<uint64_t>();
+// A report as makeReport would give it: the listed leaks are every leak.
+Report report(std::vector<analyzer::LeakSite> leaks, uint64_t peak,
+              std::vector<analyzer::ErrorReport> errors = {}) {
+    Report r;
+    analyzer::ProcessReport p;
+    p.pid = 42;
+    p.command = "./app";
+    p.trace_file = "t.42.gmtrace";
+    p.events = 10;
+    p.duration_ns = 1000;
+    r.processes.push_back(p);
+    for (const auto& l : leaks) {
+        r.summary.leaked_bytes += l.bytes;
+        r.summary.leaked_allocations += l.allocations;
     }
-    return Json{
-        {"schema_version", 1},
-        {"processes", Json::array({Json{{"pid", 42},
-                                        {"command", "./app"},
-                                        {"trace_file", "t.42.gmtrace"},
-                                        {"complete", true},
-                                        {"events", 10},
-                                        {"dropped_events", 0},
-                                        {"duration_ns", 1000}}})},
-        {"summary", Json{{"leaked_bytes", leaked},
-                         {"peak_bytes", peak},
-                         {"failed_allocations", 0},
-                         {"errors", errors.size()}}},
-        {"kinds", Json{{"device", Json{{"peak_bytes", peak}}}}},
-        {"devices", Json::array({Json{{"ordinal", 0}, {"name", "Sim"}, {"peak_bytes", peak}}})},
-        {"leaks", std::move(leaks)},
-        {"errors", std::move(errors)},
-        {"failures", Json::array()}};
+    r.summary.leak_groups = leaks.size();
+    r.leak_scope.bytes = r.summary.leaked_bytes;
+    r.leak_scope.allocations = r.summary.leaked_allocations;
+    r.leak_scope.sites = leaks.size();
+    r.summary.peak_bytes = peak;
+    r.summary.errors = errors.size();
+    r.kinds.push_back({format::Kind::Device, 1, peak, r.summary.leaked_bytes, 1});
+    r.devices.push_back({0, "Sim", 0, peak, 0, 0, 0});
+    r.leaks = std::move(leaks);
+    r.errors = std::move(errors);
+    return r;
+}
+
+// What `check` does with a suppressions file and a report.
+Report suppressed(Report r, Suppressions& s) {
+    filterListedLeaks(r, [&s](const analyzer::LeakSite& l) { return s.matchLeak(l) != nullptr; });
+    return r;
+}
+
+bool anyDetail(const CheckOutcome& c, const std::string& text) {
+    for (const DetailLine& line : c.details) {
+        if (line.str().find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace
@@ -91,9 +122,8 @@ TEST_CASE("suppression files parse and report their errors with the line") {
 }
 
 TEST_CASE("suppressions match function names and module paths") {
-    Json stack = Json::array({frame("cudaMalloc", "/lib/libcudart.so.13"),
-                              frame("ns::Cache::init(unsigned long) const"),
-                              frame("main", "/opt/app/bin/app")});
+    Stack stack{frame("cudaMalloc", "/lib/libcudart.so.13"),
+                frame("ns::Cache::init(unsigned long) const"), frame("main", "/opt/app/bin/app")};
     CHECK(stackMatches("ns::Cache::init", stack));
     CHECK(stackMatches("*Cache*", stack));
     CHECK(stackMatches("libcudart.so*", stack));
@@ -102,12 +132,21 @@ TEST_CASE("suppressions match function names and module paths") {
     CHECK(withoutParameters("void f<int>(int)") == "void f<int>");
     CHECK(withoutParameters("A::operator()(int)") == "A::operator()");
     CHECK(withoutParameters("plain") == "plain");
+    // A Python frame has no module: its file stands in.
+    Frame py;
+    py.language = analyzer::FrameLanguage::Python;
+    py.function = "load_model";
+    py.file = "/srv/app/model.py";
+    py.line = 3;
+    CHECK(stackMatches("load_model", {py}));
+    CHECK(stackMatches("model.py", {py}));
+    CHECK(stackMatches("/srv/app/*", {py}));
 }
 
 TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
-    Json r = report(Json::array({leak(3 << 20, 3, Json::array({frame("leak_buffers(int)")})),
-                                 leak(100, 1, Json::array({frame("init_pool()")}))}),
-                    8 << 20);
+    Report r = report(
+        {leak(3 << 20, 3, {frame("leak_buffers(int)")}), leak(100, 1, {frame("init_pool()")})},
+        8 << 20);
     GateLimits limits;
     Suppressions none;
     ProcessVerdict v = evaluateProcess(r, limits, none, {});
@@ -116,11 +155,7 @@ TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
     REQUIRE(v.checks.size() == 3);
     CHECK(v.checks[0].failed);
     CHECK_FALSE(v.checks[1].failed);
-    bool named = false;
-    for (const std::string& line : v.checks[0].details) {
-        named = named || line.find("leak_buffers(int) at app.cpp:10") != std::string::npos;
-    }
-    CHECK(named);
+    CHECK(anyDetail(v.checks[0], "leak_buffers(int) at app.cpp:10"));
 
     limits.max_leaked_bytes = (3 << 20) + 100;
     CHECK_FALSE(evaluateProcess(r, limits, none, {}).failed());
@@ -131,7 +166,9 @@ TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
     Suppressions supp = Suppressions::parse(in, "s");
     limits = GateLimits{};
     limits.max_leaked_bytes = 3 << 20;
-    CHECK_FALSE(evaluateProcess(r, limits, supp, {}).failed());
+    ProcessVerdict with_supp = evaluateProcess(suppressed(r, supp), limits, supp, {});
+    CHECK_FALSE(with_supp.failed());
+    CHECK_THAT(with_supp.checks[0].summary, Catch::Contains("100 B suppressed"));
     CHECK(supp.entries()[0].uses == 1);
     CHECK(supp.entries()[0].bytes == 100);
     CHECK(supp.entries()[1].uses == 0);
@@ -142,15 +179,18 @@ TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
 }
 
 TEST_CASE("check: errors fail unless disabled or suppressed") {
-    Json err{{"type", "double_free"},
-             {"api", "cudaFree"},
-             {"address", "0x7f00"},
-             {"stack", Json::array({frame("free_twice()")})},
-             {"allocation_stack", Json::array({frame("make_buffer()")})}};
-    Json r = report(Json::array(), 0, Json::array({err}));
+    analyzer::ErrorReport err;
+    err.type = analyzer::ErrorType::DoubleFree;
+    err.api = "cudaFree";
+    err.address = 0x7f00;
+    err.stack = {frame("free_twice()")};
+    err.allocation_stack = {frame("make_buffer()")};
+    Report r = report({}, 0, {err});
     GateLimits limits;
     Suppressions none;
-    CHECK(evaluateProcess(r, limits, none, {}).checks[2].failed);
+    ProcessVerdict v = evaluateProcess(r, limits, none, {});
+    CHECK(v.checks[2].failed);
+    CHECK(anyDetail(v.checks[2], "double_free: cudaFree(0x7f00)"));
     limits.fail_on_errors = false;
     CHECK_FALSE(evaluateProcess(r, limits, none, {}).failed());
     limits.fail_on_errors = true;
@@ -158,12 +198,15 @@ TEST_CASE("check: errors fail unless disabled or suppressed") {
     Suppressions supp = Suppressions::parse(in, "s");
     CHECK_FALSE(evaluateProcess(r, limits, supp, {}).failed());
     CHECK(supp.entries()[0].uses == 1);
+    // Errors past the listed ones cannot be matched: they count.
+    r.summary.errors = 3;
+    CHECK(evaluateProcess(r, limits, supp, {}).checks[2].failed);
 }
 
 TEST_CASE("check: an incomplete trace fails unless allowed") {
-    Json r = report(Json::array(), 0);
-    r["processes"][0]["complete"] = false;
-    r["processes"][0]["incomplete_reason"] = "no trailer";
+    Report r = report({}, 0);
+    r.processes[0].complete = false;
+    r.processes[0].incomplete_reason = "no trailer";
     GateLimits limits;
     Suppressions none;
     ProcessVerdict v = evaluateProcess(r, limits, none, {});
@@ -172,6 +215,30 @@ TEST_CASE("check: an incomplete trace fails unless allowed") {
     CHECK(v.failed());
     limits.allow_incomplete = true;
     CHECK_FALSE(evaluateProcess(r, limits, none, {}).failed());
+}
+
+TEST_CASE("check --phase: the limits apply to the phase; an unmarked phase fails") {
+    Report r = report({}, 10 << 20);
+    r.phases.push_back({42, "train", 3, 100, 900, 6, 6 << 20, 6, 5 << 20, 150, 0, 0});
+    r.phases.push_back({42, "eval", 1, 1000, 100, 1, 1 << 20, 1, 9 << 20, 1050, 0, 0});
+    GateLimits limits;
+    limits.phase = "train";
+    limits.max_peak_bytes = 6 << 20;
+    Suppressions none;
+    ProcessVerdict v = evaluateProcess(r, limits, none, {});
+    REQUIRE(v.checks.size() == 4);
+    CHECK(v.checks[0].name == "phase");
+    CHECK_FALSE(v.checks[0].failed);
+    CHECK_THAT(v.checks[0].summary, Catch::Contains("marked 3 times"));
+    CHECK_FALSE(v.checks[2].failed); // train peaked at 5 MiB, the run at 10 MiB
+    limits.phase = "eval";
+    v = evaluateProcess(r, limits, none, {});
+    CHECK(v.checks[2].failed);
+    CHECK_THAT(v.checks[2].summary, Catch::Contains("9.0 MiB") && Catch::Contains("eval"));
+    limits.phase = "warmup";
+    v = evaluateProcess(r, limits, none, {});
+    CHECK(v.checks[0].failed);
+    CHECK(anyDetail(v.checks[0], "phases marked: train, eval"));
 }
 
 TEST_CASE("junit output escapes everything XML cares about") {
@@ -194,11 +261,9 @@ TEST_CASE("junit output escapes everything XML cares about") {
 }
 
 TEST_CASE("diff compares peaks and leak sites and applies the limits") {
-    Json base =
-        report(Json::array({leak(1 << 20, 1, Json::array({frame("leak_buffers(int)")}))}), 2 << 20);
-    Json now = report(Json::array({leak(3 << 20, 3, Json::array({frame("leak_buffers(int)")})),
-                                   leak(10, 1, Json::array({frame("fresh()")}))}),
-                      4 << 20);
+    Report base = report({leak(1 << 20, 1, {frame("leak_buffers(int)")})}, 2 << 20);
+    Report now = report(
+        {leak(3 << 20, 3, {frame("leak_buffers(int)")}), leak(10, 1, {frame("fresh()")})}, 4 << 20);
     ReportDiff d = diffReports(base, now, {});
     CHECK(d.violations.empty());
     REQUIRE(d.leaks.size() == 3); // total, leak_buffers, fresh
@@ -221,14 +286,17 @@ TEST_CASE("diff compares peaks and leak sites and applies the limits") {
 }
 
 TEST_CASE("site identity ignores addresses") {
-    Json a = Json::array(
-        {frame("f()"), Json{{"address", "0x1234"}, {"module", "/x/libm.so"}, {"offset", "0x34"}}});
-    Json b = Json::array(
-        {frame("f()"), Json{{"address", "0x9934"}, {"module", "/x/libm.so"}, {"offset", "0x34"}}});
-    b[0]["address"] = "0xdead";
-    CHECK(siteKey(a) == siteKey(b));
-    CHECK(siteLabel(Json::array({frame("cudaMalloc", "/usr/lib/libcudart.so.13"),
-                                 frame("mine()")})) == "mine() at app.cpp:10");
+    Frame unsymbolized;
+    unsymbolized.address = 0x1234;
+    unsymbolized.module = "/x/libm.so";
+    unsymbolized.offset = 0x34;
+    Stack a{frame("f()"), unsymbolized};
+    Stack b = a;
+    b[0].address = 0xdead;
+    b[1].address = 0x9934;
+    CHECK(analyzer::siteKey(a) == analyzer::siteKey(b));
+    CHECK(analyzer::siteLabel({frame("cudaMalloc", "/usr/lib/libcudart.so.13"), frame("mine()")}) ==
+          "mine() at app.cpp:10");
 }
 
 TEST_CASE("record finds the traces its template produces") {
@@ -238,6 +306,8 @@ TEST_CASE("record finds the traces its template produces") {
     CHECK(globs[1] == "/tmp/out/t.[0-9]*.[0-9]*.gmtrace");
     CHECK(templateGlobs("/d/%h-%t", "h*")[0] == "/d/h\\*-[0-9]*-[0-9]*");
     CHECK(templateGlobs("/d/%h-%t", "h")[1] == "/d/h-[0-9]*-[0-9]*.[0-9]*");
+    CHECK(templateGlobs("/d/%q{JOB}/rank%r.gmtrace", "h")[0] == "/d/*/rank*.gmtrace");
+    CHECK(templateGlobs("/d/%q{JOB/r", "h")[0] == "/d/%q{JOB/r"); // unterminated: as written
     CHECK(absoluteTemplate("/abs/x.%p") == "/abs/x.%p");
     CHECK(absoluteTemplate("x.%p").front() == '/');
 }

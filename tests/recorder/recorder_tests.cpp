@@ -198,14 +198,23 @@ TEST_CASE("every driver API through each route", "[recorder]") {
     CHECK(map["handle"] == create["handle"]);
     expectOne(t, "vmm_unmap", 2 * gran, "cuMemUnmap", "vmm");
     expectOne(t, "vmm_address_free", 4 * gran, "cuMemAddressFree", "vmm");
-    int releases = 0, pools = 0, ctx_creates = 0, teardowns = 0;
+    json retain = expectOne(t, "vmm_retain", 0, "cuMemRetainAllocationHandle", "vmm");
+    CHECK(retain["handle"] == create["handle"]);
+    CHECK(retain["address"].get<std::string>() != map["address"].get<std::string>()); // inside
+    json import = expectOne(t, "vmm_create", 0, "cuMemImportFromShareableHandle", "vmm");
+    CHECK(import["imported"] == true);
+    CHECK(import["device"] == 0); // asked of the driver at import
+    CHECK(import.contains("handle"));
+    int releases = 0, imported_releases = 0, pools = 0, ctx_creates = 0, teardowns = 0;
     for (const json& e : t.events) {
         releases += e["event"] == "vmm_release" && e["handle"] == create["handle"];
+        imported_releases += e["event"] == "vmm_release" && e["handle"] == import["handle"];
         pools += e["event"] == "pool_create" || e["event"] == "pool_destroy";
         ctx_creates += e["event"] == "ctx_create";
         teardowns += e["event"] == "teardown";
     }
-    CHECK(releases == 1);
+    CHECK(releases == 2); // the retained reference and the creation's
+    CHECK(imported_releases == 1);
     CHECK(pools == 2);
     CHECK(ctx_creates == 1);
     CHECK(teardowns == 2); // cuCtxDestroy_v2 and cuDevicePrimaryCtxReset_v2

@@ -24,7 +24,50 @@ class SchemaValidator {
         return errors_;
     }
 
+    // Every field the schema requires that `doc` has, with its path as the report reader
+    // names it ("leaks[0].stack[0].address") and its schema; arrays are walked through
+    // their first element.
+    struct RequiredField {
+        nlohmann::json::json_pointer pointer;
+        std::string path;
+        nlohmann::json schema;
+    };
+    std::vector<RequiredField> requiredFields(const nlohmann::json& doc) {
+        std::vector<RequiredField> out;
+        collect(doc, root_, nlohmann::json::json_pointer(), "", out);
+        return out;
+    }
+
   private:
+    const nlohmann::json& resolved(const nlohmann::json& s) {
+        return s.contains("$ref") ? resolve(s["$ref"].get<std::string>()) : s;
+    }
+
+    void collect(const nlohmann::json& v, const nlohmann::json& schema,
+                 const nlohmann::json::json_pointer& at, const std::string& path,
+                 std::vector<RequiredField>& out) {
+        const nlohmann::json& s = resolved(schema);
+        if (v.is_object() && s.contains("properties")) {
+            std::set<std::string> required;
+            for (const auto& r : s.value("required", nlohmann::json::array())) {
+                required.insert(r.get<std::string>());
+            }
+            for (const auto& [key, sub] : s["properties"].items()) {
+                if (!v.contains(key)) {
+                    continue;
+                }
+                const std::string sub_path = path.empty() ? key : path + "." + key;
+                if (required.contains(key)) {
+                    out.push_back({at / key, sub_path, resolved(sub)});
+                }
+                collect(v[key], sub, at / key, sub_path, out);
+            }
+        }
+        if (v.is_array() && !v.empty() && s.contains("items")) {
+            collect(v[0], s["items"], at / 0, path + "[0]", out);
+        }
+    }
+
     static bool hasType(const nlohmann::json& v, const std::string& t) {
         if (t == "object")
             return v.is_object();

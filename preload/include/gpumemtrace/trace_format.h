@@ -56,6 +56,7 @@ enum class Op : uint8_t {
     PoolCreate = 11,
     PoolDestroy = 12,
     PoolTrim = 13,
+    VmmRetain = 14, // cuMemRetainAllocationHandle: one more reference to a mapped handle
 };
 
 enum class Kind : uint8_t {
@@ -129,7 +130,8 @@ enum class Kind : uint8_t {
     X(71, cuMemPoolDestroy)                                                                        \
     X(72, cuMemPoolTrimTo)                                                                         \
     X(82, cuCtxCreate_v2)                                                                          \
-    X(83, cuCtxCreate_v3)
+    X(83, cuCtxCreate_v3)                                                                          \
+    X(84, cuMemRetainAllocationHandle)
 
 enum class Api : uint8_t {
     Unknown = 0,
@@ -197,6 +199,8 @@ inline std::string_view opName(Op op) {
         return "pool_destroy";
     case Op::PoolTrim:
         return "pool_trim";
+    case Op::VmmRetain:
+        return "vmm_retain";
     default:
         return "unknown";
     }
@@ -205,8 +209,10 @@ inline std::string_view opName(Op op) {
 // Event flags (Event::flags). The CUDA call's own flags go in the low 32 bits' lower half
 // where they matter (cudaHostAlloc flags, managed attach flags); these mark our facts.
 inline constexpr uint32_t kFlagHostLocated = 1u << 31; // VmmCreate: handle lives in host memory
-inline constexpr uint32_t kFlagImported =
-    1u << 29; // VmmCreate: imported from another process; size unknown
+// VmmCreate: imported with cuMemImportFromShareableHandle. The memory belongs to the process
+// that created it (possibly this one); the size is not known to the importer (see
+// docs/analysis.md), so it is 0.
+inline constexpr uint32_t kFlagImported = 1u << 29;
 
 // ---------------------------------------------------------------------------------
 // One recorded call. This is the logical event both halves agree on; in the ring it is
@@ -217,8 +223,10 @@ inline constexpr uint32_t kFlagImported =
 //                   actual_size = bytes held when it differs (pitch*height), offset = pitch,
 //                   handle = pool (pool allocations), stream = stream
 //   VmmReserve      address, size = range size, offset = requested alignment
-//   VmmCreate       handle, size, device = location id; kFlagHostLocated for host memory
+//   VmmCreate       handle, size, device = location id; kFlagHostLocated for host memory;
+//                   kFlagImported (size 0) for an import
 //   VmmRelease      handle
+//   VmmRetain       handle (the one mapped at address), address = the address asked about
 //   VmmMap          address, size, handle, offset = offset into the handle
 //   VmmUnmap        address, size
 //   Teardown        device (device resets) or context (cuCtxDestroy)
@@ -320,6 +328,15 @@ struct HeaderInfo {
     std::string executable;          // /proc/self/exe target
     std::string host;
     std::string tracer_version;
+
+    // --- Rank block: appended after tracer_version; absent in older traces -------------
+    // Where this process sits in a multi-process job, from its launcher's environment
+    // (preload/rank_info.cpp says which variables, in which order).
+    int32_t rank = -1;       // global rank; -1: not launched as a rank
+    int32_t local_rank = -1; // rank on this host; -1: not known
+    int32_t world_size = -1; // ranks in the job; -1: not known
+    std::string rank_source; // the variable the rank came from ("RANK", "SLURM_PROCID"...)
+    // --- end of the rank block ------------------------------------------------------
 };
 
 struct DeviceInfo {
@@ -750,6 +767,26 @@ inline bool decodeEventBody(ByteReader& r, Event& out, EventCoder& coder) {
 // ---------------------------------------------------------------------------------
 // Non-event record bodies. Each encode writes the body only; see appendRecord for framing.
 
+// The Header's rank block (see HeaderInfo), in its own functions so that later blocks
+// append after it without touching it. A trace written before the block existed ends
+// where it would start: the fields keep their "not known" values.
+inline void encodeHeaderRank(ByteWriter& w, const HeaderInfo& h) {
+    w.svarint(h.rank);
+    w.svarint(h.local_rank);
+    w.svarint(h.world_size);
+    w.string(h.rank_source);
+}
+
+inline void decodeHeaderRank(ByteReader& r, HeaderInfo& h) {
+    if (!r.ok() || r.atEnd()) {
+        return;
+    }
+    h.rank = static_cast<int32_t>(r.svarint());
+    h.local_rank = static_cast<int32_t>(r.svarint());
+    h.world_size = static_cast<int32_t>(r.svarint());
+    h.rank_source = r.string(256);
+}
+
 inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.varint(h.pid);
     w.varint(h.ppid);
@@ -762,6 +799,7 @@ inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.string(h.executable);
     w.string(h.host);
     w.string(h.tracer_version);
+    encodeHeaderRank(w, h);
 }
 
 inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
@@ -776,6 +814,7 @@ inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
     h.executable = r.string();
     h.host = r.string();
     h.tracer_version = r.string();
+    decodeHeaderRank(r, h);
     return r.ok();
 }
 

@@ -227,6 +227,8 @@ tf::Api apiFor(tf::Op op, tf::Kind kind) {
         return tf::Api::cudaMemPoolDestroy;
     case tf::Op::PoolTrim:
         return tf::Api::cudaMemPoolTrimTo;
+    case tf::Op::VmmRetain:
+        return tf::Api::cuMemRetainAllocationHandle;
     }
     return tf::Api::Unknown;
 }
@@ -296,8 +298,8 @@ void mutateEventField(tf::Event& e, std::mt19937_64& rng, const TraceSpec& spec)
         e.device = static_cast<int16_t>(rng() % 4 == 0 ? rng() : static_cast<int>(rng() % 5) - 1);
         break;
     case 15:
-        // Valid ops mostly; 0 and 14/15 exercise the decoder's refusal.
-        e.op = static_cast<tf::Op>(rng() % 8 == 0 ? rng() % 16 : 1 + rng() % 13);
+        // Valid ops mostly; 0 and 15 exercise the decoder's refusal.
+        e.op = static_cast<tf::Op>(rng() % 8 == 0 ? rng() % 16 : 1 + rng() % 14);
         break;
     case 16:
         e.api = rng() % 2 ? apiFor(e.op, e.kind) : static_cast<tf::Api>(rng() % 90);
@@ -614,17 +616,19 @@ tf::Event randomEvent(std::mt19937_64& rng, const TraceSpec& spec) {
     const tf::Event* last = events.empty() ? nullptr : events.back();
     const tf::Event* other = events.empty() ? nullptr : events[rng() % events.size()];
     tf::Event e;
-    static const tf::Op kOps[] = {tf::Op::Alloc,     tf::Op::Alloc,      tf::Op::Alloc,
-                                  tf::Op::Free,      tf::Op::Free,       tf::Op::Free,
-                                  tf::Op::VmmCreate, tf::Op::VmmRelease, tf::Op::VmmMap,
-                                  tf::Op::VmmUnmap,  tf::Op::VmmReserve, tf::Op::VmmAddressFree,
-                                  tf::Op::Teardown,  tf::Op::CtxCreate,  tf::Op::PoolCreate,
-                                  tf::Op::PoolTrim,  tf::Op::PoolDestroy};
+    static const tf::Op kOps[] = {tf::Op::Alloc,     tf::Op::Alloc,       tf::Op::Alloc,
+                                  tf::Op::Free,      tf::Op::Free,        tf::Op::Free,
+                                  tf::Op::VmmCreate, tf::Op::VmmRelease,  tf::Op::VmmMap,
+                                  tf::Op::VmmUnmap,  tf::Op::VmmReserve,  tf::Op::VmmAddressFree,
+                                  tf::Op::Teardown,  tf::Op::CtxCreate,   tf::Op::PoolCreate,
+                                  tf::Op::PoolTrim,  tf::Op::PoolDestroy, tf::Op::VmmRetain};
     e.op = kOps[rng() % std::size(kOps)];
-    e.kind = e.op == tf::Op::Alloc || e.op == tf::Op::Free
-                 ? static_cast<tf::Kind>(1 + rng() % 5)
-                 : (e.op >= tf::Op::VmmReserve && e.op <= tf::Op::VmmUnmap ? tf::Kind::Vmm
-                                                                           : tf::Kind::None);
+    e.kind =
+        e.op == tf::Op::Alloc || e.op == tf::Op::Free
+            ? static_cast<tf::Kind>(1 + rng() % 5)
+            : ((e.op >= tf::Op::VmmReserve && e.op <= tf::Op::VmmUnmap) || e.op == tf::Op::VmmRetain
+                   ? tf::Kind::Vmm
+                   : tf::Kind::None);
     e.api = apiFor(e.op, e.kind);
     e.time_ns = (last ? last->time_ns : 1000) + rng() % 1000;
     // Addresses and handles mostly reused, so frees, maps and teardowns meet something.

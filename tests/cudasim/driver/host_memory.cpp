@@ -2,6 +2,8 @@
 
 #include "constants.h"
 
+#include <string>
+#include <string_view>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,8 +65,13 @@ void free_pinned(void* ptr, uint64_t size) {
     munmap(ptr, align_up(size, kHostPageSize));
 }
 
-int create_memory_file(uint64_t size) {
-    int fd = memfd_create("cudasim-vmm", MFD_CLOEXEC);
+namespace {
+constexpr char kFilePrefix[] = "cudasim-vmm-";
+} // namespace
+
+int create_memory_file(uint64_t size, int device) {
+    std::string name = kFilePrefix + (device < 0 ? std::string("host") : std::to_string(device));
+    int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
     if (fd < 0) {
         return -1;
     }
@@ -81,6 +88,38 @@ std::optional<FileIdentity> file_identity(int fd) {
         return std::nullopt;
     }
     return FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+std::optional<MemoryFile> describe_memory_file(int fd) {
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        return std::nullopt;
+    }
+    // A memfd's link reads "/memfd:NAME (deleted)".
+    char link[256] = {};
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+    const std::string expected = std::string("/memfd:") + kFilePrefix;
+    if (n <= 0 ||
+        std::string_view(link, static_cast<size_t>(n)).substr(0, expected.size()) != expected) {
+        return std::nullopt;
+    }
+    std::string_view where(link + expected.size());
+    where = where.substr(0, where.find(' '));
+    int device = -1;
+    if (where.empty()) {
+        return std::nullopt;
+    }
+    if (where != "host") {
+        device = 0;
+        for (char c : where) {
+            if (c < '0' || c > '9' || device > 1000) {
+                return std::nullopt;
+            }
+            device = device * 10 + (c - '0');
+        }
+    }
+    return MemoryFile{static_cast<uint64_t>(st.st_size), device};
 }
 
 } // namespace cudasim::host_memory

@@ -26,9 +26,11 @@ void return_to_reservation(uint64_t addr, uint64_t size);
 void* allocate_pinned(uint64_t size);
 void free_pinned(void* ptr, uint64_t size);
 
-// An anonymous in-memory file: the shareable identity of a VMM allocation (and the backing
-// of host-located ones). Returns -1 on failure.
-int create_memory_file(uint64_t size);
+// An anonymous in-memory file of `size` bytes (sparse: untouched pages cost nothing): the
+// shareable identity of a VMM allocation, and the backing of host-located ones. Its name
+// records `device` (-1: host memory), so that a process the descriptor is passed to can tell
+// what it refers to. Returns -1 on failure.
+int create_memory_file(uint64_t size, int device);
 // (device, inode) of the file behind `fd`, so an imported descriptor can be traced back to its
 // allocation; nullopt if `fd` is not open.
 struct FileIdentity {
@@ -37,5 +39,12 @@ struct FileIdentity {
     bool operator==(const FileIdentity&) const = default;
 };
 std::optional<FileIdentity> file_identity(int fd);
+// What create_memory_file (in this or another process) made `fd` from; nullopt when `fd` is
+// not such a file.
+struct MemoryFile {
+    uint64_t size;
+    int device; // -1: host memory
+};
+std::optional<MemoryFile> describe_memory_file(int fd);
 
 } // namespace cudasim::host_memory

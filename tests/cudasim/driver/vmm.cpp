@@ -2,6 +2,7 @@
 
 #include "constants.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace cudasim {
@@ -69,7 +70,7 @@ CUresult Vmm::create(uint64_t size, const CUmemAllocationProp& prop, Devices& de
     case CU_MEM_LOCATION_TYPE_HOST:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-        physical->fd = host_memory::create_memory_file(size);
+        physical->fd = host_memory::create_memory_file(size, -1);
         if (physical->fd < 0) {
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
@@ -110,7 +111,7 @@ void Vmm::maybe_free(const std::shared_ptr<Physical>& physical, Devices& devices
     if (physical->handles > 0 || physical->mappings > 0) {
         return;
     }
-    if (physical->device >= 0) {
+    if (physical->device >= 0 && !physical->foreign) {
         devices[physical->device]->uncharge(physical->size);
     }
     if (physical->fd >= 0) {
@@ -253,7 +254,7 @@ CUresult Vmm::set_access(uint64_t addr, uint64_t size, const CUmemAccessDesc* de
 
 bool Vmm::ensure_file(Physical& physical) {
     if (physical.fd < 0) {
-        physical.fd = host_memory::create_memory_file(0);
+        physical.fd = host_memory::create_memory_file(physical.size, physical.device);
         if (physical.fd < 0) {
             return false;
         }
@@ -302,9 +303,33 @@ CUresult Vmm::import_handle(void* os_handle, CUmemAllocationHandleType type,
             return CUDA_SUCCESS;
         }
     }
-    // A descriptor exported by another process: the simulator has no shared state to find
-    // that allocation in.
-    return CUDA_ERROR_INVALID_VALUE;
+    // Exported by another process, whose simulator state this one cannot see: the file says
+    // how big the allocation is and where it lives. Its memory is the exporter's, charged
+    // there, not here.
+    auto described =
+        host_memory::describe_memory_file(static_cast<int>(reinterpret_cast<intptr_t>(os_handle)));
+    if (!described) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto physical = std::make_shared<Physical>();
+    physical->size = described->size;
+    physical->device = described->device;
+    physical->foreign = true;
+    physical->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    physical->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    physical->prop.location.type =
+        described->device < 0 ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+    physical->prop.location.id = described->device < 0 ? 0 : described->device;
+    physical->fd =
+        fcntl(static_cast<int>(reinterpret_cast<intptr_t>(os_handle)), F_DUPFD_CLOEXEC, 0);
+    if (physical->fd < 0) {
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    }
+    physical->identity = identity;
+    physical->id = next_id_++;
+    physical_.emplace(physical->id, physical);
+    *out = new_handle(std::move(physical));
+    return CUDA_SUCCESS;
 }
 
 std::optional<Vmm::MappingInfo> Vmm::find_mapping(uint64_t addr) const {

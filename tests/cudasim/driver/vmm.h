@@ -4,8 +4,10 @@
 // Physical memory is charged to its device when created and uncharged only when nothing refers
 // to it any more: every handle released AND every mapping unmapped, as on a real GPU. Handles
 // imported from a shareable file descriptor refer to the same physical allocation, so an
-// export/import round trip never counts memory twice. Host-located allocations are not device
-// memory; they are backed by a memory file so that their mappings are real, shared memory.
+// export/import round trip never counts memory twice; one exported by another process is
+// described by its file (size, device) and charged to the exporter, not here. Host-located
+// allocations are not device memory; they are backed by a memory file so that their mappings
+// are real, shared memory.
 #pragma once
 
 #include "cuda_internal.h"
@@ -63,6 +65,7 @@ class Vmm {
         uint64_t size = 0;
         CUmemAllocationProp prop{};
         int device = -1;
+        bool foreign = false;  // imported from another process: charged there, not here
         unsigned handles = 0;  // live handles referring to it
         unsigned mappings = 0; // live mappings of it
         int fd = -1;           // memory file: backing (host) or shareable identity (device)

@@ -1,5 +1,5 @@
 // A miniature tracer, preloaded into a test program, that proves the simulated runtime reaches
-// its driver the way DESIGN.md section 2 says the real one does: one dlsym of
+// its driver the way docs/architecture.md says the real one does: one dlsym of
 // cuGetProcAddress_v2, then the resolver obtained for "cuGetProcAddress" for everything else.
 //
 // It interposes dlsym, substitutes its own bootstrap resolver, which substitutes its own

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #undef cuGetProcAddress
@@ -113,8 +114,27 @@ int main(int argc, char** argv) {
     CUdeviceptr va = 0;
     check(DRIVER_FN(cuMemAddressReserve, cuMemAddressReserve)(&va, 4 * gran, 0, 0, 0), "reserve");
     CUmemGenericAllocationHandle handle;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     check(DRIVER_FN(cuMemCreate, cuMemCreate)(&handle, 2 * gran, &prop, 0), "create");
     check(DRIVER_FN(cuMemMap, cuMemMap)(va, 2 * gran, 0, handle, 0), "map");
+    // Retain by an address inside the mapping, and import our own export: each is one more
+    // reference to release (NCCL does both).
+    CUmemGenericAllocationHandle retained;
+    check(DRIVER_FN(cuMemRetainAllocationHandle,
+                    cuMemRetainAllocationHandle)(&retained, reinterpret_cast<void*>(va + gran)),
+          "retain");
+    check(DRIVER_FN(cuMemRelease, cuMemRelease)(retained), "release retained");
+    int fd = -1;
+    check(DRIVER_FN(cuMemExportToShareableHandle, cuMemExportToShareableHandle)(
+              &fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+          "export");
+    CUmemGenericAllocationHandle imported;
+    check(DRIVER_FN(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle)(
+              &imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+          "import");
+    close(fd);
+    check(DRIVER_FN(cuMemRelease, cuMemRelease)(imported), "release imported");
     check(DRIVER_FN(cuMemUnmap, cuMemUnmap)(va, 2 * gran), "unmap");
     check(DRIVER_FN(cuMemRelease, cuMemRelease)(handle), "release");
     check(DRIVER_FN(cuMemAddressFree, cuMemAddressFree)(va, 4 * gran), "address free");

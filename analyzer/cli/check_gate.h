@@ -1,0 +1,43 @@
+// The CI gate of `gpumemtrace check`, shared with `gpumemtrace record --check`: its options
+// and its verdict over a set of traces (defined in check_command.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "styled_text.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gmt::cli {
+
+struct CheckOptions {
+    uint64_t max_leaked_bytes = 0;
+    std::optional<uint64_t> max_leaks;
+    std::optional<uint64_t> max_peak_bytes;
+    std::optional<std::string> phase; // the limits apply to this phase (leak_gate.h)
+    bool fail_on_errors = true;
+    bool allow_incomplete = false;
+    std::string suppressions;
+    std::string junit;
+    size_t top = 5;
+    size_t frames = 8;
+    bool full_stacks = false;
+    bool no_symbols = false;
+};
+
+// Adds the gate's options (--max-leaked-bytes ... --no-symbols) to `cmd`, storing into
+// `options`; returns them, so a command can group them or make them need a flag.
+std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options);
+
+// Analyses every trace (or reads every saved JSON report), writes one verdict per process
+// and the totals to `out` in `style` (and the JUnit file when asked). Returns kExitOk when
+// every limit holds, kExitNotOk otherwise; throws InputError or SuppressionError on
+// unusable input.
+int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& options,
+                 std::ostream& out, const analyzer::TextStyle& style);
+
+} // namespace gmt::cli

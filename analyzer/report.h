@@ -1,0 +1,280 @@
+// The report: the typed result of an analysis, the one thing every view reads (the text
+// report, the JSON report, `check`, `diff`, `record`'s summary). makeReport() builds it
+// from a finished Analysis; report_json.h writes it as JSON and reads saved JSON back.
+// Every field here has a JSON field of the same name in docs/report.schema.json.
+#pragma once
+
+#include "analysis.h"
+#include "lifetimes.h"
+#include "symbolizer.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gmt::analyzer {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// Innermost frame first.
+using Stack = std::vector<Frame>;
+
+struct PhaseMarker {
+    uint64_t time_ns = 0;
+    std::string name;
+};
+
+// Where events are missing from a trace (docs/analysis.md, "Missing events").
+struct MissingRangeReport {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before the gap (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+struct MissingEventsReport {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every gap
+    uint64_t gap_count = 0;
+    std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
+    bool unknown_tail = false;            // a damaged log with nothing after it
+};
+
+struct ProcessReport {
+    uint64_t pid = 0;
+    std::string command;
+    std::string trace_file;
+    bool complete = true;
+    uint64_t events = 0;
+    uint64_t dropped_events = 0;
+    uint64_t duration_ns = 0;
+    uint64_t ppid = 0;
+    std::string executable;
+    std::string host;
+    uint64_t start_mono_ns = 0;
+    uint64_t end_mono_ns = 0; // when its allocations ended: trailer, else its last event
+    uint64_t start_wall_ns = 0;
+    uint64_t driver_version = 0;
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t recovered_records = 0;
+    // The job rank from the launcher's environment; unset when not launched as a rank.
+    std::optional<int64_t> rank;
+    std::optional<int64_t> exit_signal; // died of this signal (the trace is still complete)
+    std::optional<std::string> incomplete_reason;
+    std::optional<uint64_t> valid_log_end_offset;
+    std::vector<PhaseMarker> phases; // markers in time order (capped, see AnalysisOptions)
+    // Set when events are missing: its leak and error figures are then partly uncertain.
+    std::optional<MissingEventsReport> missing_events;
+};
+
+struct Summary {
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t leaked_allocations = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t peak_time_ns = 0;
+    uint64_t leak_groups = 0;
+    uint64_t teardown_released_bytes = 0;
+    // Of the errors and leaked bytes, those that missing events could explain.
+    uint64_t uncertain_errors = 0;
+    uint64_t uncertain_leaked_bytes = 0;
+};
+
+struct KindReport {
+    format::Kind kind = format::Kind::Device;
+    uint64_t allocations = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t leaked_allocations = 0;
+};
+
+struct DeviceReport {
+    int64_t ordinal = 0;
+    std::string name;
+    uint64_t total_bytes = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t peak_time_ns = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t granularity = 0;
+};
+
+// Leaked allocations of one process grouped by (stack, kind, API, released by teardown).
+struct LeakSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+    bool released_by_teardown = false;
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+    // Of `bytes`, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
+};
+
+// What the `leaks` list covers and how much lies beyond it. Without a phase and a filter
+// it equals the summary's leak figures; `check` narrows it (a phase, suppressions).
+struct LeakScope {
+    std::optional<std::string> phase; // only allocations made while this phase was current
+    uint64_t bytes = 0;               // in scope and not suppressed (listed or not)
+    uint64_t allocations = 0;
+    uint64_t sites = 0;
+    uint64_t suppressed_bytes = 0;
+    uint64_t suppressed_allocations = 0;
+    uint64_t suppressed_sites = 0;
+    // Of `bytes` and `allocations`, those missing events could explain.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
+};
+
+struct PeakSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    Stack stack;
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+};
+
+struct PeakReport {
+    uint64_t bytes = 0;
+    uint64_t time_ns = 0;
+    std::vector<PeakSite> top_sites;
+};
+
+struct HoleReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+};
+
+struct PinReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint64_t pinned_bytes = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+};
+
+struct FragmentationReport {
+    Moment moment = Moment::End;
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    uint64_t granularity = 1;
+    uint64_t hole_bytes = 0;
+    uint64_t largest_hole_bytes = 0;
+    double ratio = 0;
+    std::vector<HoleReport> holes;
+    uint64_t hole_count = 0;
+    std::vector<PinReport> pinning;
+    uint64_t pid = 0;
+    bool exact = true;
+    // What the holes are measured against (0 when unknown, e.g. an older report).
+    uint64_t live_bytes = 0;         // the process's live device memory there and then
+    uint64_t device_total_bytes = 0; // the device's memory
+};
+
+struct FailureReport {
+    uint64_t time_ns = 0;
+    std::string api;
+    uint64_t requested_bytes = 0;
+    std::string error;
+    uint64_t live_bytes = 0;
+    std::optional<uint64_t> device_free_bytes;  // unknown when the recorder did not ask
+    std::optional<uint64_t> largest_hole_bytes; // unknown past the measured failures
+    std::string diagnosis;
+    Stack stack;
+    int64_t result = 0;
+    int64_t device = 0;
+    uint64_t device_total_bytes = 0;
+    std::string kind;
+    uint64_t pid = 0;
+};
+
+struct ErrorReport {
+    ErrorType type = ErrorType::InvalidFree;
+    std::string api;
+    uint64_t address = 0;
+    uint64_t time_ns = 0;
+    Stack stack;
+    Stack allocation_stack; // empty when unknown
+    std::string allocation_api;
+    std::string detail;
+    int64_t result = 0;
+    uint64_t pid = 0;
+    bool uncertain = false; // missing events could explain it
+};
+
+struct TimelineReport {
+    int64_t device = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> points; // (time_ns, live bytes)
+};
+
+// One phase name of one process, over every time it was marked: a phase runs from its
+// marker to the next marker of that process, or to the process's end.
+struct PhaseReport {
+    uint64_t pid = 0;
+    std::string name;
+    uint64_t occurrences = 0;
+    uint64_t first_time_ns = 0;
+    uint64_t duration_ns = 0;        // summed over occurrences
+    uint64_t allocations = 0;        // made while the phase was current
+    uint64_t allocated_bytes = 0;    // their bytes
+    uint64_t frees = 0;              // done while the phase was current
+    uint64_t peak_bytes = 0;         // the process's live device memory, at most, then
+    uint64_t peak_time_ns = 0;       // when
+    uint64_t leaked_bytes = 0;       // allocated in the phase and never freed
+    uint64_t leaked_allocations = 0; // their number
+};
+
+struct Report {
+    int64_t schema_version = kReportSchemaVersion;
+    std::string generator;
+    std::vector<ProcessReport> processes;
+    Summary summary;
+    std::vector<KindReport> kinds; // device, pool, managed, host_pinned, array, vmm
+    std::vector<DeviceReport> devices;
+    std::vector<LeakSite> leaks; // largest first
+    LeakScope leak_scope;
+    PeakReport peak;
+    std::vector<FragmentationReport> fragmentation;
+    std::vector<FailureReport> failures;
+    std::vector<ErrorReport> errors;
+    std::vector<TimelineReport> timeline;
+    std::vector<PhaseReport> phases;
+};
+
+// The kinds a report lists, in order.
+inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,
+                                                  format::Kind::Managed, format::Kind::HostPinned,
+                                                  format::Kind::Array,   format::Kind::Vmm};
+
+struct ReportOptions {
+    size_t top = 10;               // leaks, top sites, holes and pins listed
+    size_t timeline_points = 2000; // per device (an analysis option: must match it)
+    bool symbols = true;           // false: module + offset frames only
+    // Leaks: only those allocated while this phase was current (LeakScope::phase).
+    std::optional<std::string> phase;
+    // Called for every leak site in scope, largest first, with its stack; true removes
+    // it from the list into LeakScope's suppressed figures. Without a filter only the
+    // listed sites are symbolized.
+    std::function<bool(const LeakSite&)> leak_filter;
+};
+
+// The report of a finished analysis. Memory: the listed items only; sites beyond `top`
+// are counted, never symbolized unless a leak filter must see them.
+Report makeReport(const Analysis& analysis, const ReportOptions& options);
+
+} // namespace gmt::analyzer

@@ -1,0 +1,470 @@
+// fromJson: a saved JSON report -> the typed Report, strictly. Which fields are required
+// follows docs/report.schema.json; fields added since (optional there) read as their
+// defaults when absent, so reports saved by earlier versions stay readable.
+#include "report_json.h"
+
+#include <charconv>
+#include <limits>
+
+namespace gmt::analyzer {
+
+namespace {
+
+// A JSON value and where it is in the report, for errors that name the field.
+class Field {
+  public:
+    Field(const Json& json, std::string path) : json_(json), path_(std::move(path)) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw ReportFormatError((path_.empty() ? std::string("the report") : path_) + ": " + what);
+    }
+
+    // A required member.
+    Field at(const char* key) const {
+        requireObject();
+        auto it = json_.find(key);
+        if (it == json_.end()) {
+            Field(json_, member(key)).fail("missing");
+        }
+        return Field(*it, member(key));
+    }
+    // An optional member: absent or null reads as absent.
+    std::optional<Field> find(const char* key) const {
+        requireObject();
+        auto it = json_.find(key);
+        if (it == json_.end() || it->is_null()) {
+            return std::nullopt;
+        }
+        return Field(*it, member(key));
+    }
+
+    template <typename F> void forEach(F&& f) const {
+        if (!json_.is_array()) {
+            fail("expected an array");
+        }
+        for (size_t i = 0; i < json_.size(); ++i) {
+            f(Field(json_[i], path_ + "[" + std::to_string(i) + "]"));
+        }
+    }
+
+    uint64_t u64() const {
+        if (!json_.is_number_unsigned()) {
+            fail("expected an unsigned integer");
+        }
+        return json_.get<uint64_t>();
+    }
+    int64_t i64() const {
+        if (json_.is_number_unsigned()) {
+            const auto v = json_.get<uint64_t>();
+            if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+                fail("integer out of range");
+            }
+            return static_cast<int64_t>(v);
+        }
+        if (!json_.is_number_integer()) {
+            fail("expected an integer");
+        }
+        return json_.get<int64_t>();
+    }
+    int i32() const {
+        const int64_t v = i64();
+        if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+            fail("integer out of range");
+        }
+        return static_cast<int>(v);
+    }
+    double number() const {
+        if (!json_.is_number()) {
+            fail("expected a number");
+        }
+        return json_.get<double>();
+    }
+    bool boolean() const {
+        if (!json_.is_boolean()) {
+            fail("expected true or false");
+        }
+        return json_.get<bool>();
+    }
+    std::string str() const {
+        if (!json_.is_string()) {
+            fail("expected a string");
+        }
+        return json_.get<std::string>();
+    }
+    // "0x1f" as written by record_json.h's hex().
+    uint64_t hex() const {
+        const std::string s = str();
+        uint64_t v = 0;
+        const char* end = s.data() + s.size();
+        if (s.size() < 3 || s.compare(0, 2, "0x") != 0 ||
+            std::from_chars(s.data() + 2, end, v, 16).ptr != end) {
+            fail("expected a hex string like \"0x1f\"");
+        }
+        return v;
+    }
+
+  private:
+    void requireObject() const {
+        if (!json_.is_object()) {
+            fail("expected an object");
+        }
+    }
+    std::string member(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+
+    const Json& json_;
+    std::string path_;
+};
+
+uint64_t u64(const Field& f, const char* key) {
+    return f.at(key).u64();
+}
+uint64_t u64Or(const Field& f, const char* key, uint64_t fallback) {
+    auto v = f.find(key);
+    return v ? v->u64() : fallback;
+}
+std::string str(const Field& f, const char* key) {
+    return f.at(key).str();
+}
+std::string strOr(const Field& f, const char* key) {
+    auto v = f.find(key);
+    return v ? v->str() : std::string();
+}
+bool boolOr(const Field& f, const char* key, bool fallback) {
+    auto v = f.find(key);
+    return v ? v->boolean() : fallback;
+}
+
+format::Kind kindOf(const Field& f) {
+    const std::string name = f.str();
+    for (auto k :
+         {format::Kind::None, format::Kind::Device, format::Kind::Pool, format::Kind::Managed,
+          format::Kind::HostPinned, format::Kind::Array, format::Kind::Vmm}) {
+        if (format::kindName(k) == name) {
+            return k;
+        }
+    }
+    f.fail("unknown kind \"" + name + "\"");
+}
+
+Frame frameOf(const Field& f) {
+    Frame frame;
+    if (auto language = f.find("language")) {
+        const std::string l = language->str();
+        if (l == "python") {
+            frame.language = FrameLanguage::Python;
+        } else if (l != "native") {
+            language->fail("expected \"native\" or \"python\"");
+        }
+    }
+    const Field address = f.at("address");
+    if (frame.language == FrameLanguage::Native || !address.str().empty()) {
+        frame.address = address.hex();
+    }
+    frame.module = str(f, "module");
+    frame.function = str(f, "function");
+    frame.file = str(f, "file");
+    frame.line = f.at("line").i32();
+    if (frame.line < 0) {
+        f.at("line").fail("expected a line number >= 0");
+    }
+    frame.inlined = f.at("inlined").boolean();
+    if (auto offset = f.find("offset")) {
+        frame.offset = offset->hex();
+    }
+    return frame;
+}
+
+Stack stackOf(const Field& f) {
+    Stack stack;
+    f.forEach([&](const Field& frame) { stack.push_back(frameOf(frame)); });
+    return stack;
+}
+
+ProcessReport processOf(const Field& f) {
+    ProcessReport p;
+    p.pid = u64(f, "pid");
+    p.command = str(f, "command");
+    p.trace_file = str(f, "trace_file");
+    p.complete = f.at("complete").boolean();
+    p.events = u64(f, "events");
+    p.dropped_events = u64(f, "dropped_events");
+    p.duration_ns = u64(f, "duration_ns");
+    p.ppid = u64Or(f, "ppid", 0);
+    p.executable = strOr(f, "executable");
+    p.host = strOr(f, "host");
+    p.start_mono_ns = u64Or(f, "start_mono_ns", 0);
+    p.end_mono_ns = u64Or(f, "end_mono_ns", p.start_mono_ns + p.duration_ns);
+    p.start_wall_ns = u64Or(f, "start_wall_ns", 0);
+    p.driver_version = u64Or(f, "driver_version", 0);
+    p.allocations = u64Or(f, "allocations", 0);
+    p.frees = u64Or(f, "frees", 0);
+    p.failed_allocations = u64Or(f, "failed_allocations", 0);
+    p.errors = u64Or(f, "errors", 0);
+    p.leaked_bytes = u64Or(f, "leaked_bytes", 0);
+    p.recovered_records = u64Or(f, "recovered_records", 0);
+    if (auto v = f.find("rank")) {
+        p.rank = v->i64();
+    }
+    if (auto v = f.find("exit_signal")) {
+        p.exit_signal = v->i64();
+    }
+    if (auto v = f.find("incomplete_reason")) {
+        p.incomplete_reason = v->str();
+    }
+    if (auto v = f.find("valid_log_end_offset")) {
+        p.valid_log_end_offset = v->u64();
+    }
+    if (auto phases = f.find("phases")) {
+        phases->forEach([&](const Field& m) {
+            p.phases.push_back({u64(m, "time_ns"), str(m, "name")});
+        });
+    }
+    if (auto m = f.find("missing_events")) {
+        MissingEventsReport missing;
+        missing.dropped_events = u64(*m, "dropped_events");
+        missing.missing_positions = u64(*m, "missing_positions");
+        missing.gap_count = u64(*m, "gap_count");
+        m->at("gaps").forEach([&](const Field& g) {
+            missing.gaps.push_back({u64(g, "first_position"), u64(g, "positions"),
+                                    u64(g, "after_time_ns"), u64(g, "before_time_ns")});
+        });
+        missing.unknown_tail = m->at("unknown_tail").boolean();
+        p.missing_events = std::move(missing);
+    }
+    return p;
+}
+
+Summary summaryOf(const Field& f) {
+    Summary s;
+    s.allocations = u64(f, "allocations");
+    s.frees = u64(f, "frees");
+    s.failed_allocations = u64(f, "failed_allocations");
+    s.errors = u64(f, "errors");
+    s.leaked_bytes = u64(f, "leaked_bytes");
+    s.leaked_allocations = u64(f, "leaked_allocations");
+    s.peak_bytes = u64(f, "peak_bytes");
+    s.peak_time_ns = u64(f, "peak_time_ns");
+    s.leak_groups = u64Or(f, "leak_groups", 0);
+    s.teardown_released_bytes = u64Or(f, "teardown_released_bytes", 0);
+    s.uncertain_errors = u64Or(f, "uncertain_errors", 0);
+    s.uncertain_leaked_bytes = u64Or(f, "uncertain_leaked_bytes", 0);
+    return s;
+}
+
+LeakSite leakOf(const Field& f) {
+    LeakSite l;
+    l.bytes = u64(f, "bytes");
+    l.allocations = u64(f, "allocations");
+    l.kind = kindOf(f.at("kind"));
+    l.api = str(f, "api");
+    l.stack = stackOf(f.at("stack"));
+    l.released_by_teardown = boolOr(f, "released_by_teardown", false);
+    l.pid = u64Or(f, "pid", 0);
+    l.stack_id = u64Or(f, "stack_id", 0);
+    l.uncertain_bytes = u64Or(f, "uncertain_bytes", 0);
+    l.uncertain_allocations = u64Or(f, "uncertain_allocations", 0);
+    return l;
+}
+
+LeakScope scopeOf(const Report& r, const std::optional<Field>& f) {
+    LeakScope s;
+    if (!f) {
+        // Saved before the scope existed: the whole report, nothing suppressed.
+        s.bytes = r.summary.leaked_bytes;
+        s.allocations = r.summary.leaked_allocations;
+        s.sites = std::max<uint64_t>(r.summary.leak_groups, r.leaks.size());
+        return s;
+    }
+    f->at("phase"); // required, null for the whole run
+    if (auto phase = f->find("phase")) {
+        s.phase = phase->str();
+    }
+    s.bytes = u64(*f, "bytes");
+    s.allocations = u64(*f, "allocations");
+    s.sites = u64(*f, "sites");
+    s.suppressed_bytes = u64(*f, "suppressed_bytes");
+    s.suppressed_allocations = u64(*f, "suppressed_allocations");
+    s.suppressed_sites = u64(*f, "suppressed_sites");
+    s.uncertain_bytes = u64Or(*f, "uncertain_bytes", 0);
+    s.uncertain_allocations = u64Or(*f, "uncertain_allocations", 0);
+    return s;
+}
+
+FragmentationReport fragmentationOf(const Field& f) {
+    FragmentationReport r;
+    const Field moment = f.at("moment");
+    const std::string m = moment.str();
+    if (m == "peak") {
+        r.moment = Moment::Peak;
+    } else if (m == "failure") {
+        r.moment = Moment::Failure;
+    } else if (m == "end") {
+        r.moment = Moment::End;
+    } else {
+        moment.fail("expected \"peak\", \"failure\" or \"end\"");
+    }
+    r.time_ns = u64(f, "time_ns");
+    r.device = f.at("device").i64();
+    r.granularity = u64(f, "granularity");
+    r.hole_bytes = u64(f, "hole_bytes");
+    r.largest_hole_bytes = u64(f, "largest_hole_bytes");
+    r.ratio = f.at("ratio").number();
+    f.at("holes").forEach([&](const Field& h) {
+        r.holes.push_back({h.at("address").hex(), u64(h, "bytes")});
+    });
+    r.hole_count = u64Or(f, "hole_count", r.holes.size());
+    if (auto pins = f.find("pinning")) {
+        pins->forEach([&](const Field& p) {
+            r.pinning.push_back(PinReport{p.at("address").hex(), u64(p, "bytes"),
+                                          u64(p, "pinned_bytes"), kindOf(p.at("kind")),
+                                          str(p, "api"), stackOf(p.at("stack"))});
+        });
+    }
+    r.pid = u64Or(f, "pid", 0);
+    r.exact = boolOr(f, "exact", true);
+    r.live_bytes = u64Or(f, "live_bytes", 0);
+    r.device_total_bytes = u64Or(f, "device_total_bytes", 0);
+    return r;
+}
+
+FailureReport failureOf(const Field& f) {
+    FailureReport r;
+    r.time_ns = u64(f, "time_ns");
+    r.api = str(f, "api");
+    r.requested_bytes = u64(f, "requested_bytes");
+    r.error = str(f, "error");
+    r.live_bytes = u64(f, "live_bytes");
+    f.at("device_free_bytes"); // required, may be null
+    if (auto v = f.find("device_free_bytes")) {
+        r.device_free_bytes = v->u64();
+    }
+    f.at("largest_hole_bytes");
+    if (auto v = f.find("largest_hole_bytes")) {
+        r.largest_hole_bytes = v->u64();
+    }
+    r.diagnosis = str(f, "diagnosis");
+    r.stack = stackOf(f.at("stack"));
+    if (auto v = f.find("result")) {
+        r.result = v->i64();
+    }
+    if (auto v = f.find("device")) {
+        r.device = v->i64();
+    }
+    r.device_total_bytes = u64Or(f, "device_total_bytes", 0);
+    r.kind = strOr(f, "kind");
+    r.pid = u64Or(f, "pid", 0);
+    return r;
+}
+
+ErrorReport errorOf(const Field& f) {
+    ErrorReport e;
+    const Field type = f.at("type");
+    const std::string t = type.str();
+    bool known = false;
+    for (auto candidate :
+         {ErrorType::DoubleFree, ErrorType::InvalidFree, ErrorType::MismatchedFree}) {
+        if (errorTypeName(candidate) == t) {
+            e.type = candidate;
+            known = true;
+        }
+    }
+    if (!known) {
+        type.fail("expected \"double_free\", \"invalid_free\" or \"mismatched_free\"");
+    }
+    e.api = str(f, "api");
+    e.address = f.at("address").hex();
+    e.time_ns = u64(f, "time_ns");
+    e.stack = stackOf(f.at("stack"));
+    e.allocation_stack = stackOf(f.at("allocation_stack"));
+    e.allocation_api = strOr(f, "allocation_api");
+    e.detail = strOr(f, "detail");
+    if (auto v = f.find("result")) {
+        e.result = v->i64();
+    }
+    e.pid = u64Or(f, "pid", 0);
+    e.uncertain = boolOr(f, "uncertain", false);
+    return e;
+}
+
+TimelineReport timelineOf(const Field& f) {
+    TimelineReport t;
+    t.device = f.at("device").i64();
+    f.at("points").forEach([&](const Field& point) {
+        std::vector<uint64_t> pair;
+        point.forEach([&](const Field& v) { pair.push_back(v.u64()); });
+        if (pair.size() != 2) {
+            point.fail("expected [time_ns, bytes]");
+        }
+        t.points.emplace_back(pair[0], pair[1]);
+    });
+    return t;
+}
+
+PhaseReport phaseOf(const Field& f) {
+    PhaseReport p;
+    p.pid = u64(f, "pid");
+    p.name = str(f, "name");
+    p.occurrences = u64(f, "occurrences");
+    p.first_time_ns = u64(f, "first_time_ns");
+    p.duration_ns = u64(f, "duration_ns");
+    p.allocations = u64(f, "allocations");
+    p.allocated_bytes = u64(f, "allocated_bytes");
+    p.frees = u64(f, "frees");
+    p.peak_bytes = u64(f, "peak_bytes");
+    p.peak_time_ns = u64(f, "peak_time_ns");
+    p.leaked_bytes = u64(f, "leaked_bytes");
+    p.leaked_allocations = u64(f, "leaked_allocations");
+    return p;
+}
+
+} // namespace
+
+Report fromJson(const Json& json) {
+    if (!json.is_object() || !json.contains("schema_version")) {
+        throw ReportFormatError("JSON but not a gpumemtrace report (no schema_version)");
+    }
+    const Field root(json, "");
+    Report r;
+    const Field version = root.at("schema_version");
+    r.schema_version = version.i64();
+    if (r.schema_version != kReportSchemaVersion) {
+        version.fail("version " + std::to_string(r.schema_version) + " is not supported (this " +
+                     "gpumemtrace reads version " + std::to_string(kReportSchemaVersion) + ")");
+    }
+    r.generator = str(root, "generator");
+    root.at("processes").forEach([&](const Field& p) { r.processes.push_back(processOf(p)); });
+    r.summary = summaryOf(root.at("summary"));
+    const Field kinds = root.at("kinds");
+    for (format::Kind k : kReportedKinds) {
+        const Field kind = kinds.at(std::string(format::kindName(k)).c_str());
+        r.kinds.push_back(KindReport{k, u64(kind, "allocations"), u64(kind, "peak_bytes"),
+                                     u64(kind, "leaked_bytes"), u64(kind, "leaked_allocations")});
+    }
+    root.at("devices").forEach([&](const Field& d) {
+        r.devices.push_back(DeviceReport{
+            d.at("ordinal").i64(), str(d, "name"), u64(d, "total_bytes"), u64(d, "peak_bytes"),
+            u64(d, "peak_time_ns"), u64(d, "leaked_bytes"), u64Or(d, "granularity", 0)});
+    });
+    root.at("leaks").forEach([&](const Field& l) { r.leaks.push_back(leakOf(l)); });
+    r.leak_scope = scopeOf(r, root.find("leak_scope"));
+    const Field peak = root.at("peak");
+    r.peak.bytes = u64(peak, "bytes");
+    r.peak.time_ns = u64(peak, "time_ns");
+    peak.at("top_sites").forEach([&](const Field& s) {
+        r.peak.top_sites.push_back(PeakSite{u64(s, "bytes"), u64(s, "allocations"),
+                                            stackOf(s.at("stack")), u64Or(s, "pid", 0),
+                                            u64Or(s, "stack_id", 0)});
+    });
+    root.at("fragmentation").forEach([&](const Field& f) {
+        r.fragmentation.push_back(fragmentationOf(f));
+    });
+    root.at("failures").forEach([&](const Field& f) { r.failures.push_back(failureOf(f)); });
+    root.at("errors").forEach([&](const Field& e) { r.errors.push_back(errorOf(e)); });
+    root.at("timeline").forEach([&](const Field& t) { r.timeline.push_back(timelineOf(t)); });
+    if (auto phases = root.find("phases")) {
+        phases->forEach([&](const Field& p) { r.phases.push_back(phaseOf(p)); });
+    }
+    return r;
+}
+
+} // namespace gmt::analyzer

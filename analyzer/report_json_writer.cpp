@@ -1,0 +1,279 @@
+// toJson: the typed Report -> JSON, field names and order as docs/report.schema.json.
+#include "report_json.h"
+
+#include "record_json.h"
+#include "text_safety.h"
+
+namespace gmt::analyzer {
+
+namespace {
+
+std::string text(const std::string& s) {
+    return validUtf8(s);
+}
+
+std::string_view languageName(FrameLanguage l) {
+    return l == FrameLanguage::Python ? "python" : "native";
+}
+
+Json frameJson(const Frame& f) {
+    const bool python = f.language == FrameLanguage::Python;
+    Json j{{"address", python ? std::string() : hex(f.address)},
+           {"module", text(f.module)},
+           {"function", text(f.function)},
+           {"file", text(f.file)},
+           {"line", f.line},
+           {"inlined", f.inlined}};
+    if (f.offset && !python) {
+        j["offset"] = hex(*f.offset);
+    }
+    j["language"] = languageName(f.language);
+    return j;
+}
+
+Json stackJson(const Stack& stack) {
+    Json out = Json::array();
+    for (const Frame& f : stack) {
+        out.push_back(frameJson(f));
+    }
+    return out;
+}
+
+Json processJson(const ProcessReport& p) {
+    Json j{{"pid", p.pid},
+           {"command", text(p.command)},
+           {"trace_file", text(p.trace_file)},
+           {"complete", p.complete},
+           {"events", p.events},
+           {"dropped_events", p.dropped_events},
+           {"duration_ns", p.duration_ns},
+           {"ppid", p.ppid},
+           {"executable", text(p.executable)},
+           {"host", text(p.host)},
+           {"start_mono_ns", p.start_mono_ns},
+           {"start_wall_ns", p.start_wall_ns},
+           {"driver_version", p.driver_version},
+           {"allocations", p.allocations},
+           {"frees", p.frees},
+           {"failed_allocations", p.failed_allocations},
+           {"errors", p.errors},
+           {"leaked_bytes", p.leaked_bytes},
+           {"recovered_records", p.recovered_records},
+           {"rank", p.rank ? Json(*p.rank) : Json(nullptr)}};
+    if (p.exit_signal) {
+        j["exit_signal"] = *p.exit_signal;
+    }
+    if (p.incomplete_reason) {
+        j["incomplete_reason"] = text(*p.incomplete_reason);
+    }
+    if (p.valid_log_end_offset) {
+        j["valid_log_end_offset"] = *p.valid_log_end_offset;
+    }
+    Json phases = Json::array();
+    for (const PhaseMarker& m : p.phases) {
+        phases.push_back(Json{{"time_ns", m.time_ns}, {"name", text(m.name)}});
+    }
+    j["phases"] = std::move(phases);
+    j["end_mono_ns"] = p.end_mono_ns;
+    if (p.missing_events) {
+        const MissingEventsReport& m = *p.missing_events;
+        Json gaps = Json::array();
+        for (const MissingRangeReport& g : m.gaps) {
+            gaps.push_back(Json{{"first_position", g.first_position},
+                                {"positions", g.positions},
+                                {"after_time_ns", g.after_time_ns},
+                                {"before_time_ns", g.before_time_ns}});
+        }
+        j["missing_events"] = Json{{"dropped_events", m.dropped_events},
+                                   {"missing_positions", m.missing_positions},
+                                   {"gap_count", m.gap_count},
+                                   {"gaps", std::move(gaps)},
+                                   {"unknown_tail", m.unknown_tail}};
+    }
+    return j;
+}
+
+Json optional(const std::optional<uint64_t>& v) {
+    return v ? Json(*v) : Json(nullptr);
+}
+
+} // namespace
+
+Json toJson(const Report& r) {
+    Json report;
+    report["schema_version"] = r.schema_version;
+    report["generator"] = text(r.generator);
+    Json processes = Json::array();
+    for (const ProcessReport& p : r.processes) {
+        processes.push_back(processJson(p));
+    }
+    report["processes"] = std::move(processes);
+    const Summary& s = r.summary;
+    report["summary"] = Json{{"allocations", s.allocations},
+                             {"frees", s.frees},
+                             {"failed_allocations", s.failed_allocations},
+                             {"errors", s.errors},
+                             {"leaked_bytes", s.leaked_bytes},
+                             {"leaked_allocations", s.leaked_allocations},
+                             {"peak_bytes", s.peak_bytes},
+                             {"peak_time_ns", s.peak_time_ns},
+                             {"leak_groups", s.leak_groups},
+                             {"teardown_released_bytes", s.teardown_released_bytes},
+                             {"uncertain_errors", s.uncertain_errors},
+                             {"uncertain_leaked_bytes", s.uncertain_leaked_bytes}};
+
+    Json kinds = Json::object();
+    for (const KindReport& k : r.kinds) {
+        kinds[std::string(format::kindName(k.kind))] =
+            Json{{"allocations", k.allocations},
+                 {"peak_bytes", k.peak_bytes},
+                 {"leaked_bytes", k.leaked_bytes},
+                 {"leaked_allocations", k.leaked_allocations}};
+    }
+    report["kinds"] = std::move(kinds);
+
+    Json devices = Json::array();
+    for (const DeviceReport& d : r.devices) {
+        devices.push_back(Json{{"ordinal", d.ordinal},
+                               {"name", text(d.name)},
+                               {"total_bytes", d.total_bytes},
+                               {"peak_bytes", d.peak_bytes},
+                               {"peak_time_ns", d.peak_time_ns},
+                               {"leaked_bytes", d.leaked_bytes},
+                               {"granularity", d.granularity}});
+    }
+    report["devices"] = std::move(devices);
+
+    Json leaks = Json::array();
+    for (const LeakSite& l : r.leaks) {
+        leaks.push_back(Json{{"bytes", l.bytes},
+                             {"allocations", l.allocations},
+                             {"kind", format::kindName(l.kind)},
+                             {"api", text(l.api)},
+                             {"stack", stackJson(l.stack)},
+                             {"released_by_teardown", l.released_by_teardown},
+                             {"pid", l.pid},
+                             {"stack_id", l.stack_id},
+                             {"uncertain_bytes", l.uncertain_bytes},
+                             {"uncertain_allocations", l.uncertain_allocations}});
+    }
+    report["leaks"] = std::move(leaks);
+    const LeakScope& scope = r.leak_scope;
+    report["leak_scope"] = Json{{"phase", scope.phase ? Json(text(*scope.phase)) : Json(nullptr)},
+                                {"bytes", scope.bytes},
+                                {"allocations", scope.allocations},
+                                {"sites", scope.sites},
+                                {"suppressed_bytes", scope.suppressed_bytes},
+                                {"suppressed_allocations", scope.suppressed_allocations},
+                                {"suppressed_sites", scope.suppressed_sites},
+                                {"uncertain_bytes", scope.uncertain_bytes},
+                                {"uncertain_allocations", scope.uncertain_allocations}};
+
+    Json top_sites = Json::array();
+    for (const PeakSite& site : r.peak.top_sites) {
+        top_sites.push_back(Json{{"bytes", site.bytes},
+                                 {"allocations", site.allocations},
+                                 {"stack", stackJson(site.stack)},
+                                 {"pid", site.pid},
+                                 {"stack_id", site.stack_id}});
+    }
+    report["peak"] = Json{
+        {"bytes", r.peak.bytes}, {"time_ns", r.peak.time_ns}, {"top_sites", std::move(top_sites)}};
+
+    Json fragmentation = Json::array();
+    for (const FragmentationReport& f : r.fragmentation) {
+        Json holes = Json::array();
+        for (const HoleReport& h : f.holes) {
+            holes.push_back(Json{{"address", hex(h.address)}, {"bytes", h.bytes}});
+        }
+        Json pins = Json::array();
+        for (const PinReport& pin : f.pinning) {
+            pins.push_back(Json{{"address", hex(pin.address)},
+                                {"bytes", pin.bytes},
+                                {"pinned_bytes", pin.pinned_bytes},
+                                {"kind", format::kindName(pin.kind)},
+                                {"api", text(pin.api)},
+                                {"stack", stackJson(pin.stack)}});
+        }
+        fragmentation.push_back(Json{{"moment", momentName(f.moment)},
+                                     {"time_ns", f.time_ns},
+                                     {"device", f.device},
+                                     {"granularity", f.granularity},
+                                     {"hole_bytes", f.hole_bytes},
+                                     {"largest_hole_bytes", f.largest_hole_bytes},
+                                     {"ratio", f.ratio},
+                                     {"holes", std::move(holes)},
+                                     {"hole_count", f.hole_count},
+                                     {"pinning", std::move(pins)},
+                                     {"pid", f.pid},
+                                     {"exact", f.exact},
+                                     {"live_bytes", f.live_bytes},
+                                     {"device_total_bytes", f.device_total_bytes}});
+    }
+    report["fragmentation"] = std::move(fragmentation);
+
+    Json failures = Json::array();
+    for (const FailureReport& f : r.failures) {
+        failures.push_back(Json{{"time_ns", f.time_ns},
+                                {"api", text(f.api)},
+                                {"requested_bytes", f.requested_bytes},
+                                {"error", text(f.error)},
+                                {"live_bytes", f.live_bytes},
+                                {"device_free_bytes", optional(f.device_free_bytes)},
+                                {"largest_hole_bytes", optional(f.largest_hole_bytes)},
+                                {"diagnosis", text(f.diagnosis)},
+                                {"stack", stackJson(f.stack)},
+                                {"result", f.result},
+                                {"device", f.device},
+                                {"device_total_bytes", f.device_total_bytes},
+                                {"kind", text(f.kind)},
+                                {"pid", f.pid}});
+    }
+    report["failures"] = std::move(failures);
+
+    Json errors = Json::array();
+    for (const ErrorReport& e : r.errors) {
+        errors.push_back(Json{{"type", errorTypeName(e.type)},
+                              {"api", text(e.api)},
+                              {"address", hex(e.address)},
+                              {"time_ns", e.time_ns},
+                              {"stack", stackJson(e.stack)},
+                              {"allocation_stack", stackJson(e.allocation_stack)},
+                              {"allocation_api", text(e.allocation_api)},
+                              {"detail", text(e.detail)},
+                              {"result", e.result},
+                              {"pid", e.pid},
+                              {"uncertain", e.uncertain}});
+    }
+    report["errors"] = std::move(errors);
+
+    Json timeline = Json::array();
+    for (const TimelineReport& t : r.timeline) {
+        Json points = Json::array();
+        for (const auto& [time, bytes] : t.points) {
+            points.push_back(Json::array({time, bytes}));
+        }
+        timeline.push_back(Json{{"device", t.device}, {"points", std::move(points)}});
+    }
+    report["timeline"] = std::move(timeline);
+
+    Json phases = Json::array();
+    for (const PhaseReport& p : r.phases) {
+        phases.push_back(Json{{"pid", p.pid},
+                              {"name", text(p.name)},
+                              {"occurrences", p.occurrences},
+                              {"first_time_ns", p.first_time_ns},
+                              {"duration_ns", p.duration_ns},
+                              {"allocations", p.allocations},
+                              {"allocated_bytes", p.allocated_bytes},
+                              {"frees", p.frees},
+                              {"peak_bytes", p.peak_bytes},
+                              {"peak_time_ns", p.peak_time_ns},
+                              {"leaked_bytes", p.leaked_bytes},
+                              {"leaked_allocations", p.leaked_allocations}});
+    }
+    report["phases"] = std::move(phases);
+    return report;
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,146 @@
+// Phases marked with gpumemtrace_mark_phase(): per phase name, allocations made, frees,
+// the process's peak while it was current and the bytes it leaked.
+#include "report_fixture.h"
+
+#include <catch2/catch.hpp>
+
+using namespace gmt;
+using namespace gmt::test;
+using format::Api;
+using format::Kind;
+
+namespace {
+
+constexpr uint64_t B = 0x7f0000000000;
+
+const analyzer::PhaseReport& phase(const analyzer::Report& r, const std::string& name) {
+    for (const auto& p : r.phases) {
+        if (p.name == name) {
+            return p;
+        }
+    }
+    throw std::logic_error("no phase " + name);
+}
+
+// load (t 10): 40 MiB kept for good (leaked); warmup (t 20): 10 MiB freed;
+// train (t 30, again t 60): 100 MiB then 8 MiB leaked per occurrence; eval (t 50): 1 MiB.
+TraceBuilder phasedTrace() {
+    auto b = standardTrace();
+    b.event(Ev::alloc(5, B, 40 * MiB, Api::cudaMalloc, Kind::Device, 1)); // before any phase
+    b.phase(20, "warmup");
+    b.event(Ev::alloc(21, B + 0x10000000, 10 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::free(22, B + 0x10000000));
+    b.phase(30, "train");
+    b.event(Ev::alloc(31, B + 0x20000000, 100 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.event(Ev::free(32, B + 0x20000000));
+    b.event(Ev::alloc(33, B + 0x30000000, 8 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.phase(50, "eval");
+    b.event(Ev::alloc(51, B + 0x40000000, 1 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::free(52, B + 0x40000000));
+    b.phase(60, "train");
+    b.event(Ev::alloc(61, B + 0x50000000, 8 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.trailer(100);
+    return b;
+}
+
+} // namespace
+
+TEST_CASE("phases: allocations - peak and leaks per phase name") {
+    auto b = phasedTrace();
+    auto r = report(b);
+    REQUIRE(r.phases.size() == 3);
+    CHECK(r.phases[0].name == "warmup");
+    CHECK(r.phases[0].pid == 4242);
+
+    const auto& warmup = phase(r, "warmup");
+    CHECK(warmup.occurrences == 1);
+    CHECK(warmup.first_time_ns == 20);
+    CHECK(warmup.duration_ns == 10);
+    CHECK(warmup.allocations == 1);
+    CHECK(warmup.allocated_bytes == 10 * MiB);
+    CHECK(warmup.frees == 1);
+    CHECK(warmup.peak_bytes == 50 * MiB); // 40 held from before + its 10
+    CHECK(warmup.peak_time_ns == 21);
+    CHECK(warmup.leaked_bytes == 0);
+
+    const auto& train = phase(r, "train");
+    CHECK(train.occurrences == 2);
+    CHECK(train.first_time_ns == 30);
+    CHECK(train.duration_ns == 20 + 40); // 30..50 and 60..100 (the process's end)
+    CHECK(train.allocations == 3);
+    CHECK(train.allocated_bytes == 116 * MiB);
+    CHECK(train.frees == 1);
+    CHECK(train.peak_bytes == 140 * MiB);
+    CHECK(train.peak_time_ns == 31);
+    CHECK(train.leaked_bytes == 16 * MiB);
+    CHECK(train.leaked_allocations == 2);
+
+    const auto& eval = phase(r, "eval");
+    CHECK(eval.peak_bytes == 49 * MiB); // 40 + 8 held, + its 1
+    CHECK(eval.leaked_bytes == 0);
+
+    // The leak before any phase is in no phase; totals are unchanged by phases.
+    CHECK(r.summary.leaked_bytes == 56 * MiB);
+    // Phase markers stay listed on the process, in order.
+    REQUIRE(r.processes[0].phases.size() == 4);
+    CHECK(r.processes[0].phases[3].name == "train");
+    CHECK(r.processes[0].phases[3].time_ns == 60);
+}
+
+TEST_CASE("phases: the leak list of one phase") {
+    auto b = phasedTrace();
+    analyzer::ReportOptions o;
+    o.phase = "train";
+    auto r = report(b, o);
+    CHECK(r.leak_scope.phase == "train");
+    CHECK(r.leak_scope.bytes == 16 * MiB);
+    CHECK(r.leak_scope.allocations == 2);
+    CHECK(r.leak_scope.sites == 1);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].bytes == 16 * MiB); // both occurrences' leaks: one site
+    CHECK(r.leaks[0].stack_id == 3);
+    CHECK(r.summary.leaked_bytes == 56 * MiB);
+
+    o.phase = "never";
+    auto none = report(b, o);
+    CHECK(none.leaks.empty());
+    CHECK(none.leak_scope.bytes == 0);
+}
+
+TEST_CASE("phases: a site leaking in several phases is one leak row") {
+    auto b = standardTrace();
+    b.phase(1, "a");
+    b.event(Ev::alloc(2, B, 100, Api::cudaMalloc, Kind::Device, 1));
+    b.phase(3, "b");
+    b.event(Ev::alloc(4, B + 0x1000, 200, Api::cudaMalloc, Kind::Device, 1));
+    b.trailer(5);
+    auto r = report(b);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].bytes == 300);
+    CHECK(r.leaks[0].allocations == 2);
+    CHECK(r.summary.leak_groups == 1);
+    CHECK(phase(r, "a").leaked_bytes == 100);
+    CHECK(phase(r, "b").leaked_bytes == 200);
+}
+
+TEST_CASE("phases: names past the cap share one entry") {
+    auto b = standardTrace();
+    for (uint64_t i = 0; i < 30; ++i) {
+        b.phase(10 + i * 10, "step " + std::to_string(i));
+        b.event(Ev::alloc(11 + i * 10, B + i * 0x1000, 100, Api::cudaMalloc, Kind::Device, 1));
+    }
+    b.trailer(1000);
+    TempDir dir;
+    analyzer::AnalysisOptions ao;
+    ao.max_listed = 20;
+    analyzer::Analysis analysis(ao);
+    analyzer::analyzeTraces({b.write(dir.file("t.gmtrace"))}, analysis);
+    analyzer::ReportOptions o;
+    o.symbols = false;
+    auto r = analyzer::makeReport(analysis, o);
+    REQUIRE(r.phases.size() == 21);
+    CHECK(r.phases.back().name == analyzer::kOtherPhases);
+    CHECK(r.phases.back().occurrences == 10);
+    CHECK(r.phases.back().leaked_bytes == 1000);
+    CHECK(r.processes[0].phases.size() == 20); // markers listed: capped
+}

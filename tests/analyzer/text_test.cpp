@@ -1,0 +1,168 @@
+// The pieces every text output shares: frames, stacks, durations, escaping, fitting a
+// line to a width.
+#include "frame_text.h"
+#include "human_time.h"
+#include "report_json.h"
+#include "styled_text.h"
+#include "text_safety.h"
+
+#include <catch2/catch.hpp>
+
+using namespace gmt;
+using analyzer::Frame;
+using analyzer::FrameLanguage;
+using analyzer::Stack;
+
+namespace {
+
+Frame native(const std::string& function, const std::string& module, const std::string& file = "",
+             int line = 0) {
+    Frame f;
+    f.address = 0x401234;
+    f.offset = 0x1234;
+    f.module = module;
+    f.function = function;
+    f.file = file;
+    f.line = line;
+    return f;
+}
+
+Frame python(const std::string& function, const std::string& file, int line) {
+    Frame f;
+    f.language = FrameLanguage::Python;
+    f.function = function;
+    f.file = file;
+    f.line = line;
+    return f;
+}
+
+std::vector<std::string> lines(const Stack& stack, analyzer::StackStyle style = {}) {
+    std::vector<std::string> out;
+    for (const auto& t : analyzer::stackText(stack, style)) {
+        out.push_back(t.str());
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("frames: function at file:line, module+offset without symbols, Python frames") {
+    CHECK(analyzer::frameText(native("f(int)", "/app/bin/app", "/src/app/f.cpp", 12)).str() ==
+          "f(int) at f.cpp:12");
+    CHECK(analyzer::frameText(native("", "/usr/lib/libfoo.so.1")).str() == "libfoo.so.1+0x1234");
+    Frame inlined = native("g()", "/app/bin/app", "/src/g.h", 3);
+    inlined.inlined = true;
+    CHECK(analyzer::frameText(inlined).str() == "g() at g.h:3 (inlined)");
+    CHECK(analyzer::frameText(python("load_model", "/srv/app/model.py", 41)).str() ==
+          "load_model at /srv/app/model.py:41");
+}
+
+TEST_CASE("stacks hide the recorder, the CUDA libraries and headers, and libc start-up") {
+    Stack stack{
+        native("gmt::record", "/opt/lib/libgpumemtrace.so"),
+        native("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13"),
+        native("cudaMalloc<float>", "/app/bin/app", "/usr/local/cuda/include/cuda_runtime.h", 164),
+        native("make_buffer()", "/app/bin/app", "/src/app/buf.cpp", 7),
+        native("main", "/app/bin/app", "/src/app/main.cpp", 3),
+        native("__libc_start_call_main", "/lib/x86_64-linux-gnu/libc.so.6"),
+        native("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6"),
+        native("_start", "/app/bin/app")};
+    CHECK(lines(stack) ==
+          std::vector<std::string>{"make_buffer() at buf.cpp:7", "main at main.cpp:3"});
+    analyzer::StackStyle full;
+    full.full = true;
+    CHECK(lines(stack, full).size() == stack.size());
+    analyzer::StackStyle one;
+    one.max_frames = 1;
+    CHECK(lines(stack, one) ==
+          std::vector<std::string>{"make_buffer() at buf.cpp:7", "... 1 more frame"});
+    CHECK(analyzer::siteLabel(stack) == "make_buffer() at buf.cpp:7");
+    // Only hidden frames: shown whole rather than as nothing.
+    Stack cuda_only{native("cudaMalloc", "/usr/lib/libcudart.so.13")};
+    CHECK(lines(cuda_only) == std::vector<std::string>{"cudaMalloc"});
+    CHECK(lines({}) == std::vector<std::string>{"(no stack recorded)"});
+    // A Python frame is never hidden and counts in a site's identity with its file.
+    Stack mixed{python("forward", "/srv/net.py", 9), stack[3]};
+    CHECK(analyzer::siteKey(mixed) !=
+          analyzer::siteKey({python("forward", "/srv/other.py", 9), stack[3]}));
+}
+
+TEST_CASE("a Python frame in JSON: language python, no address, no module, no offset") {
+    analyzer::Report r;
+    r.kinds.push_back({format::Kind::Device, 0, 0, 0, 0});
+    for (auto k : {format::Kind::Pool, format::Kind::Managed, format::Kind::HostPinned,
+                   format::Kind::Array, format::Kind::Vmm}) {
+        r.kinds.push_back({k, 0, 0, 0, 0});
+    }
+    analyzer::LeakSite leak;
+    leak.bytes = 10;
+    leak.allocations = 1;
+    leak.api = "cudaMalloc";
+    leak.stack = {native("make_buffer()", "/app/bin/app", "/src/buf.cpp", 7),
+                  python("load_model", "/srv/app/model.py", 41)};
+    r.leaks.push_back(leak);
+    const auto j = analyzer::toJson(r);
+    const auto& py = j["leaks"][0]["stack"][1];
+    CHECK(py["language"] == "python");
+    CHECK(py["address"] == "");
+    CHECK(py["module"] == "");
+    CHECK_FALSE(py.contains("offset"));
+    CHECK(j["leaks"][0]["stack"][0]["language"] == "native");
+    CHECK(j["leaks"][0]["stack"][0]["offset"] == "0x1234");
+    const auto back = analyzer::fromJson(j);
+    REQUIRE(back.leaks[0].stack.size() == 2);
+    CHECK(back.leaks[0].stack[1].language == FrameLanguage::Python);
+    CHECK(back.leaks[0].stack[1].function == "load_model");
+    CHECK(back.leaks[0].stack[1].line == 41);
+    CHECK(analyzer::toJson(back) == j);
+}
+
+TEST_CASE("durations in the unit that reads best") {
+    CHECK(analyzer::humanDuration(850) == "850 ns");
+    CHECK(analyzer::humanDuration(12'500) == "12.5 \u00b5s");
+    CHECK(analyzer::humanDuration(1'250'000) == "1.25 ms");
+    CHECK(analyzer::humanDuration(431'000'000) == "431 ms");
+    CHECK(analyzer::humanDuration(3'400'000'000) == "3.40 s");
+    CHECK(analyzer::humanDuration(150'000'000'000) == "2.50 min");
+    CHECK(analyzer::relativeTime(1500, 1000) == "+500 ns");
+    CHECK(analyzer::relativeTime(1000, 3000) == "-2.00 \u00b5s");
+}
+
+TEST_CASE("text safety: escapes for a terminal, U+FFFD for JSON and XML") {
+    CHECK(analyzer::printable("caf\xe9 \x1b[31mred\x07") == "caf\\xe9 \\x1b[31mred\\x07");
+    CHECK(analyzer::printable("caf\xc3\xa9 \xe2\x80\xa6") == "caf\xc3\xa9 \xe2\x80\xa6");
+    CHECK(analyzer::printable("\xc2\x9b"
+                              "1m") == "\\xc2\\x9b1m"); // C1 CSI
+    CHECK(analyzer::validUtf8("caf\xe9!") == "caf\xef\xbf\xbd!");
+    CHECK(analyzer::validUtf8("ok \xc3\xa9") == "ok \xc3\xa9");
+    CHECK(analyzer::columns("caf\xc3\xa9") == 4);
+    CHECK(analyzer::fitColumns("abcdefgh", 5) == "abcd\u2026");
+    CHECK(analyzer::fitColumns("abc", 5) == "abc");
+}
+
+TEST_CASE("styled lines: colour when asked, frames shortened, other lines wrapped") {
+    analyzer::TextStyle plain;
+    analyzer::StyledText a(plain);
+    a.line({{"FAIL", analyzer::Tone::Bad}, {" leaks", analyzer::Tone::Plain}});
+    CHECK(a.str() == "FAIL leaks\n");
+    analyzer::TextStyle colour;
+    colour.colour = true;
+    analyzer::StyledText b(colour);
+    b.line({{"FAIL", analyzer::Tone::Bad}, {" leaks", analyzer::Tone::Plain}});
+    CHECK(b.str() == "\033[1;31mFAIL\033[0m leaks\n");
+
+    analyzer::TextStyle narrow;
+    narrow.width = 32;
+    analyzer::StyledText c(narrow);
+    c.stack(
+        {native("cache_activations(std::vector<void*>&, unsigned long)", "/a", "/s/train.cpp", 7)},
+        "    ");
+    CHECK(c.str() == "    cache_activa\u2026 at train.cpp:7\n");
+    analyzer::StyledText d(narrow);
+    d.line("  device 0 NVIDIA H200: peak 112.00 MiB of 80.00 GiB");
+    CHECK(d.str() == "  device 0 NVIDIA H200: peak\n      112.00 MiB of 80.00 GiB\n");
+    // Escaping happens in every line, whatever the view passed.
+    analyzer::StyledText e(plain);
+    e.line("cmd \x1b]0;x\x07");
+    CHECK(e.str() == "cmd \\x1b]0;x\\x07\n");
+}
