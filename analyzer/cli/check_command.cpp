@@ -210,7 +210,8 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
                       "Fail on double, invalid or mismatched frees (default: on)"),
         cmd->add_flag("--allow-incomplete", o->allow_incomplete,
-                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+                      "Do not fail on a trace that ends early (killed process, damaged file) or "
+                      "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
                         "File of leak:PATTERN / error:PATTERN lines to ignore"),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),

@@ -180,7 +180,7 @@ TEST_CASE("a multi-slot record whose piece never committed loses the record, not
 }
 
 // The views, as a person and a program meet them: the JSON (schema-valid, read back as
-// it was written) and the text report through a pipe.
+// it was written), the text report through a pipe, and `check`'s verdict and status.
 
 namespace {
 
@@ -242,4 +242,44 @@ TEST_CASE("the text report says how many events are missing, where, and what is 
     CHECK_THAT(r.out, Catch::Contains("(4.00 KiB uncertain: events are missing)"));
     CHECK_THAT(r.out, Catch::Contains("(4.00 KiB uncertain: allocated before events went "
                                       "missing)"));
+}
+
+TEST_CASE("check fails a trace with missing events and counts only what they cannot explain") {
+    TempDir dir;
+    const std::string cut = dir.file("cut.gmtrace"), drop = dir.file("drop.gmtrace");
+    TraceBuilder::writeFile(cut, cutTrace());
+    TraceBuilder::writeFile(drop, dropTrace());
+
+    auto r = runCommand(cli("check --no-symbols " + cut));
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL trace: incomplete (frame checksum mismatch); events "
+                                      "missing (3 sequence positions in 1 gap)"));
+    CHECK_THAT(r.out, Catch::Contains("first gap: positions 2-4, after "));
+    // One real double free fails the errors check; the two the gap explains do not count.
+    CHECK_THAT(r.out, Catch::Contains("FAIL errors: 1 error"));
+    CHECK_THAT(r.out, Catch::Contains("2 uncertain (missing events could explain them), not "
+                                      "counted"));
+
+    // Allowed, the trace check passes; the certain double free still fails the run.
+    r = runCommand(cli("check --no-symbols --allow-incomplete " + cut));
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("(allowed: --allow-incomplete)"));
+    CHECK_THAT(r.out, Catch::Contains("FAIL errors: 1 error"));
+
+    // Drop mode: every leak and error is uncertain. The run fails for the drops, not for
+    // a leak or an invalid free that the dropped events could explain.
+    r = runCommand(cli("check --no-symbols " + drop));
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL trace: events missing (7 events dropped at unknown "
+                                      "points)"));
+    CHECK_THAT(r.out, Catch::Contains("ok   leaks:"));
+    CHECK_THAT(r.out, Catch::Contains("4.0 KiB uncertain (allocated before events went "
+                                      "missing), not counted"));
+    CHECK_THAT(r.out, Catch::Contains("ok   errors:"));
+    r = runCommand(cli("check --no-symbols --allow-incomplete " + drop));
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
 }
