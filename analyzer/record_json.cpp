@@ -94,6 +94,7 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
         j["format_version"] = prologue.format_version;
         j["ring_slots"] = prologue.ring_slots;
         j["prologue_dropped_events"] = prologue.dropped_events;
+        j["log_failed"] = (prologue.flags & format::kPrologueLogFailed) != 0;
         break;
     case format::RecordTag::Device:
         j = Json{{"record", "device"},
@@ -125,7 +126,8 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"dropped_events", r.trailer.dropped_events},
                  {"end_mono_ns", r.trailer.end_mono_ns},
                  {"end_wall_ns", r.trailer.end_wall_ns},
-                 {"exit_signal", r.trailer.exit_signal}};
+                 {"exit_signal", r.trailer.exit_signal},
+                 {"in_flight", r.trailer.in_flight}};
         break;
     case format::RecordTag::Phase:
         j = Json{{"record", "phase"}, {"time_ns", r.phase.time_ns}, {"name", r.phase.name}};

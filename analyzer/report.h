@@ -71,6 +71,10 @@ struct ProcessReport {
     std::optional<int64_t> exit_signal; // died of this signal (the trace is still complete)
     std::optional<std::string> incomplete_reason;
     std::optional<uint64_t> valid_log_end_offset;
+    // The recorder could not write the trace and stopped tracing (its prologue says so).
+    bool log_failed = false;
+    // Calls that had not returned when the trace ended; their events are not in it.
+    std::optional<uint64_t> in_flight_calls;
     std::vector<PhaseMarker> phases; // markers in time order (capped, see AnalysisOptions)
     // Set when events are missing: its leak and error figures are then partly uncertain.
     std::optional<MissingEventsReport> missing_events;

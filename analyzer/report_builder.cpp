@@ -55,12 +55,12 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
         r.exit_signal = p.trailer->exit_signal;
     }
     if (!p.status.complete) {
-        r.incomplete_reason =
-            p.status.stopped_early
-                ? p.status.stop_reason
-                : (p.status.trailer_seen ? "records follow the trailer"
-                                         : "no trailer: the process did not exit cleanly");
+        r.incomplete_reason = p.status.incompleteReason();
         r.valid_log_end_offset = p.status.log_end_offset;
+    }
+    r.log_failed = p.status.log_failed;
+    if (p.status.in_flight > 0) {
+        r.in_flight_calls = p.status.in_flight;
     }
     for (const auto& ph : p.phases) {
         r.phases.push_back({ph.time_ns, ph.name});

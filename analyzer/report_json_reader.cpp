@@ -214,6 +214,10 @@ ProcessReport processOf(const Field& f) {
     if (auto v = f.find("valid_log_end_offset")) {
         p.valid_log_end_offset = v->u64();
     }
+    p.log_failed = boolOr(f, "log_failed", false);
+    if (auto v = f.find("in_flight_calls")) {
+        p.in_flight_calls = v->u64();
+    }
     if (auto phases = f.find("phases")) {
         phases->forEach([&](const Field& m) {
             p.phases.push_back({u64(m, "time_ns"), str(m, "name")});

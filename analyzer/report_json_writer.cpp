@@ -69,6 +69,12 @@ Json processJson(const ProcessReport& p) {
     if (p.valid_log_end_offset) {
         j["valid_log_end_offset"] = *p.valid_log_end_offset;
     }
+    if (p.log_failed) {
+        j["log_failed"] = true;
+    }
+    if (p.in_flight_calls) {
+        j["in_flight_calls"] = *p.in_flight_calls;
+    }
     Json phases = Json::array();
     for (const PhaseMarker& m : p.phases) {
         phases.push_back(Json{{"time_ns", m.time_ns}, {"name", text(m.name)}});

@@ -241,9 +241,33 @@ bool TraceReader::next(Record& out) {
         buf_size_ = 0;
         file_.close();
         status_.dropped_events = std::max(trailer_.dropped_events, prologue_.dropped_events);
+        status_.in_flight = trailer_.in_flight;
+        status_.log_failed = (prologue_.flags & format::kPrologueLogFailed) != 0;
         status_.complete = status_.trailer_seen && last_was_trailer_ && !status_.stopped_early;
     }
     return false;
+}
+
+std::string ReadStatus::incompleteReason() const {
+    if (complete) {
+        return {};
+    }
+    std::string reason;
+    if (log_failed) {
+        // The recorder stopped itself: what the log lacks came from the ring, and every
+        // later call is in dropped_events.
+        reason = "the recorder could not write the trace (file system full, quota or file size "
+                 "limit) and stopped tracing";
+        if (stopped_early) {
+            reason += "; " + stop_reason;
+        }
+    } else if (stopped_early) {
+        reason = stop_reason;
+    } else {
+        reason = trailer_seen ? "records follow the trailer"
+                              : "no trailer: the process did not exit cleanly";
+    }
+    return reason;
 }
 
 } // namespace gmt::analyzer

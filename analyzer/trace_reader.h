@@ -25,6 +25,8 @@ struct ReadStatus {
     uint64_t log_end_offset = 0;  // where the valid log ends
     bool stopped_early = false;   // the log ended in a torn or corrupt frame
     std::string stop_reason;      // why, when stopped_early
+    bool log_failed = false;      // the recorder could not write its log (prologue flag)
+    uint64_t in_flight = 0;       // calls not returned when the trace ended (last trailer's)
     // Events known to be missing. Positions: the sequence positions (one per event, a few
     // per other record) between the valid log's end and what the ring still held, or
     // between ring slots, that nothing in the file holds.
@@ -33,6 +35,9 @@ struct ReadStatus {
     // The log ends in damage and nothing after it survived in the ring: events after the
     // valid part may be missing, how many is unknown.
     bool unknown_tail = false;
+
+    // Why the trace is not complete, in words ("" when it is).
+    std::string incompleteReason() const;
 };
 
 class TraceReader {

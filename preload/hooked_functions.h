@@ -79,6 +79,10 @@
       (pool, props))                                                                               \
     X(CUresult, cuMemPoolDestroy, (CUmemoryPool pool), (pool))                                     \
     X(CUresult, cuMemPoolTrimTo, (CUmemoryPool pool, size_t keep), (pool, keep))                   \
+    X(CUresult, cuCtxSetCurrent, (CUcontext ctx), (ctx))                                           \
+    X(CUresult, cuCtxPushCurrent_v2, (CUcontext ctx), (ctx))                                       \
+    X(CUresult, cuCtxPopCurrent_v2, (CUcontext * pctx), (pctx))                                    \
+    X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev))                               \
     X(CUresult, cuGetProcAddress, (const char* symbol, void** pfn, int version, cuuint64_t flags), \
       (symbol, pfn, version, flags))                                                               \
     X(CUresult, cuGetProcAddress_v2,                                                               \
@@ -127,7 +131,11 @@
     X(cudaError_t, cudaMemPoolCreate, (cudaMemPool_t * pool, const cudaMemPoolProps* props),       \
       (pool, props))                                                                               \
     X(cudaError_t, cudaMemPoolDestroy, (cudaMemPool_t pool), (pool))                               \
-    X(cudaError_t, cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep), (pool, keep))
+    X(cudaError_t, cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep), (pool, keep))             \
+    X(cudaError_t, cudaSetDevice, (int device), (device))                                          \
+    X(cudaError_t, cudaSetDeviceFlags, (unsigned int flags), (flags))                              \
+    X(cudaError_t, cudaInitDevice, (int device, unsigned int device_flags, unsigned int flags),    \
+      (device, device_flags, flags))
 
 // Driver functions the tracer calls itself (never wrapped): device ordinal, context,
 // out-of-memory facts, the device records of the trace header and where an imported

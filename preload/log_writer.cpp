@@ -1,8 +1,10 @@
 #include "log_writer.h"
 
+#include "clock.h"
 #include "logging.h"
 
 #include <cstring>
+#include <sched.h>
 
 namespace gmt::preload {
 
@@ -10,11 +12,31 @@ using format::ByteWriter;
 using format::FrameHeader;
 using format::RecordTag;
 
+namespace {
+// How long the end of a trace waits for calls that took a position and have not filled it
+// yet: normally a few nanoseconds of straight-line code, or a free still inside the driver.
+constexpr uint64_t kEndWaitNs = 2'000'000'000;
+constexpr uint64_t kEndWaitFromSignalNs = 500'000'000;
+} // namespace
+
 void LogWriter::addRecord(RecordTag tag, const uint8_t* body, size_t size) {
     ByteWriter w(frame_ + sizeof(FrameHeader) + payload_size_, kFrameCapacity - payload_size_);
     format::appendRecord(w, tag, body, size);
     payload_size_ += w.size();
     ++payload_records_;
+}
+
+void LogWriter::stopOnWriteError() {
+    failed_ = true;
+    payload_size_ = 0;
+    payload_records_ = 0;
+    // Durable at once (the prologue is part of the shared mapping). The ring keeps what the
+    // log could not take; every later call is counted as dropped instead of waiting for
+    // room that will never come.
+    file_.markLogFailed();
+    ring_.seal(true);
+    ring_.abandon();
+    logger().error("writing to {} failed; tracing stops here (the trace says so)", file_.path());
 }
 
 bool LogWriter::flushFrame(uint64_t end_seq) {
@@ -25,20 +47,18 @@ bool LogWriter::flushFrame(uint64_t end_seq) {
     h.end_seq = end_seq;
     h.checksum = format::frameChecksum(h, frame_ + sizeof(FrameHeader));
     std::memcpy(frame_, &h, sizeof h);
-    bool ok = file_.append(frame_, sizeof h + payload_size_);
-    if (!ok && !write_failed_) {
-        // Loud, once: the events stay in the ring until overwritten, the trace is cut here.
-        write_failed_ = true;
-        logger().error("writing to {} failed; the trace ends here", file_.path());
+    if (!file_.append(frame_, sizeof h + payload_size_)) {
+        stopOnWriteError();
+        return false;
     }
     payload_size_ = 0;
     payload_records_ = 0;
-    return ok;
+    return true;
 }
 
 bool LogWriter::writeDirect(const uint8_t* records, size_t size, uint32_t count) {
     std::lock_guard lock(mutex_);
-    if (size > kFrameCapacity) {
+    if (size > kFrameCapacity || failed_) {
         return false;
     }
     std::memcpy(frame_ + sizeof(FrameHeader), records, size);
@@ -48,29 +68,61 @@ bool LogWriter::writeDirect(const uint8_t* records, size_t size, uint32_t count)
 }
 
 void LogWriter::flushThrough(uint64_t pos) {
-    if (payload_size_ > 0) {
-        flushFrame(pos);
+    if (payload_size_ > 0 && !flushFrame(pos)) {
+        return; // the ring keeps everything from the tail on
     }
     ring_.setTail(pos);
 }
 
-uint64_t LogWriter::drainLocked() {
-    if (finished_) {
-        return 0;
+bool LogWriter::waitCommitted(uint64_t pos, uint64_t deadline_ns) {
+    while (!ring_.committed(pos)) {
+        if (nowNs() >= deadline_ns) {
+            return false;
+        }
+        sched_yield();
     }
-    uint64_t start = ring_.tail();
-    uint64_t pos = start;
-    uint8_t body[256];
-    while (ring_.committed(pos)) {
+    return true;
+}
+
+void LogWriter::drainLocked(const Ends& ends) {
+    if (finished_ || failed_) {
+        return;
+    }
+    const uint64_t wait_until_ns = ends.wait_until_ns;
+    uint64_t pos = ring_.tail();
+    // A position not filled yet. Ordinary drains stop there; the end of the trace waits.
+    auto awaited = [&](uint64_t p) {
+        if (wait_until_ns == 0) {
+            return false;
+        }
+        flushThrough(pos); // lets producers that wait for room go on
+        const bool own = p >= ends.own_first && p < ends.own_end;
+        return !failed_ && !own && waitCommitted(p, wait_until_ns);
+    };
+    while (pos < ends.limit && !failed_) {
+        if (!ring_.committed(pos) && !awaited(pos)) {
+            if (wait_until_ns == 0 || failed_) {
+                break;
+            }
+            ++unfinished_; // given up: the next frame covers it
+            ++pos;
+            continue;
+        }
         format::Slot& slot = ring_.at(pos);
         if (slot.type == format::SlotType::Event) {
-            format::Event e;
-            std::memcpy(&e, slot.payload, sizeof e);
-            ByteWriter w(body, sizeof body);
-            format::encodeEventBody(w, e, prev_);
-            addRecord(RecordTag::Event, body, w.size());
-            events_.fetch_add(1, std::memory_order_relaxed);
-            ++pos;
+            // A run of committed events, encoded from the slots themselves (a committed slot
+            // does not change until the tail passes it), with the frame's state in registers.
+            uint8_t* const payload = frame_ + sizeof(FrameHeader);
+            uint8_t* out = payload + payload_size_;
+            const uint64_t first = pos;
+            do {
+                out += format::encodeEventRecordTo(out, ring_.at(pos).payload, prev_);
+                ++pos;
+            } while (out < payload + kFlushAt && pos < ends.limit && ring_.committed(pos) &&
+                     ring_.at(pos).type == format::SlotType::Event);
+            payload_size_ = static_cast<size_t>(out - payload);
+            payload_records_ += static_cast<uint32_t>(pos - first);
+            events_ += pos - first;
         } else if (slot.type == format::SlotType::Blob) {
             // A blob is an already framed record split over consecutive slots.
             uint32_t length = slot.length;
@@ -79,12 +131,17 @@ uint64_t LogWriter::drainLocked() {
                 ++pos; // cannot come from our producers; skip rather than stall forever
                 continue;
             }
-            bool complete = true;
-            for (uint32_t i = 1; i < parts && complete; ++i) {
-                complete = ring_.committed(pos + i);
+            uint32_t ready = 1;
+            while (ready < parts && (ring_.committed(pos + ready) || awaited(pos + ready))) {
+                ++ready;
             }
-            if (!complete) {
-                break;
+            if (ready < parts) {
+                if (wait_until_ns == 0 || failed_) {
+                    break;
+                }
+                unfinished_ += parts;
+                pos += parts;
+                continue;
             }
             for (uint32_t i = 0; i < parts; ++i) {
                 uint32_t off = i * format::kSlotPayload;
@@ -93,6 +150,9 @@ uint64_t LogWriter::drainLocked() {
             }
             if (payload_size_ + length > kFrameCapacity) {
                 flushThrough(pos);
+                if (failed_) {
+                    return;
+                }
             }
             std::memcpy(frame_ + sizeof(FrameHeader) + payload_size_, blob_, length);
             payload_size_ += length;
@@ -105,13 +165,14 @@ uint64_t LogWriter::drainLocked() {
             flushThrough(pos);
         }
     }
-    flushThrough(pos);
-    return pos - start;
+    if (!failed_) {
+        flushThrough(pos);
+    }
 }
 
-uint64_t LogWriter::drain() {
+void LogWriter::drain() {
     std::lock_guard lock(mutex_);
-    return drainLocked();
+    drainLocked({~uint64_t{0}, 0, 0, 0});
 }
 
 bool LogWriter::tryDrain() {
@@ -119,11 +180,12 @@ bool LogWriter::tryDrain() {
     if (!lock.owns_lock()) {
         return false;
     }
-    drainLocked();
+    drainLocked({~uint64_t{0}, 0, 0, 0});
     return true;
 }
 
-void LogWriter::finish(const format::TrailerInfo& trailer, bool from_signal) {
+void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_first,
+                       uint64_t own_end, bool from_signal) {
     std::unique_lock lock(mutex_, std::defer_lock);
     if (from_signal) {
         if (!lock.try_lock()) {
@@ -132,18 +194,33 @@ void LogWriter::finish(const format::TrailerInfo& trailer, bool from_signal) {
     } else {
         lock.lock();
     }
-    drainLocked();
     if (finished_) {
         return;
     }
-    format::TrailerInfo t = trailer;
-    t.events = events_.load(std::memory_order_relaxed);
-    uint8_t body[64];
+    drainLocked(
+        {end, nowNs() + (from_signal ? kEndWaitFromSignalNs : kEndWaitNs), own_first, own_end});
+    if (failed_) {
+        finished_ = true;
+        return; // no trailer can be written; the prologue says why
+    }
+    trailer.events = events_;
+    trailer.dropped_events = ring_.dropped();
+    trailer.in_flight = unfinished_;
+    uint8_t body[96];
     ByteWriter w(body, sizeof body);
-    format::encodeTrailer(w, t);
+    format::encodeTrailer(w, trailer);
     addRecord(RecordTag::Trailer, body, w.size());
-    flushFrame(ring_.tail());
+    flushFrame(end);
     finished_ = true;
+}
+
+void LogWriter::reopen(uint64_t next) {
+    std::lock_guard lock(mutex_);
+    if (failed_) {
+        return;
+    }
+    finished_ = false;
+    ring_.setTail(next);
 }
 
 } // namespace gmt::preload

@@ -1,6 +1,11 @@
 // Moves committed ring slots into the log, in sequence order, as checksummed frames of
 // delta-coded records (trace_format.h). Exactly one thread drains at a time (a mutex);
 // a signal handler only ever tries the lock, so a crash inside a drain cannot deadlock.
+//
+// When the log cannot be written (full disk, quota, file size limit) the writer stops for
+// good: it marks the prologue (format::kPrologueLogFailed, durable in the shared mapping),
+// seals the ring so that every later call counts as dropped, and consumes nothing more,
+// so the ring keeps the events the log could not take for the reader to recover.
 #pragma once
 
 #include "ring_buffer.h"
@@ -8,7 +13,6 @@
 
 #include <gpumemtrace/trace_format.h>
 
-#include <atomic>
 #include <mutex>
 
 namespace gmt::preload {
@@ -21,32 +25,51 @@ class LogWriter {
     // header and device records, written before any slot exists.
     bool writeDirect(const uint8_t* records, size_t size, uint32_t count);
 
-    // Drains every committed slot. Returns the number of slots consumed.
-    uint64_t drain();
+    // Drains every committed slot.
+    void drain();
     // Signal-handler variant: drains only when nobody else is draining.
     bool tryDrain();
-    // Drains, then appends the trailer. Later slots are not written.
-    void finish(const format::TrailerInfo& trailer, bool from_signal);
+    // Drains everything below `end` (the ring's seal), waiting a bounded time for
+    // positions still being filled, then appends the trailer. Positions that stay
+    // unfilled (a call that has not returned on another thread, or the calling thread's
+    // own open positions [own_first, own_end), interrupted by a signal) are skipped and
+    // counted in the trailer (format::TrailerInfo::in_flight).
+    void finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_first, uint64_t own_end,
+                bool from_signal);
+    // Continues after a provisional finish (execve failed): positions below `next` were
+    // never handed out.
+    void reopen(uint64_t next);
+    // The log could not be written: nothing more will be.
+    bool failed() const { return failed_; }
 
   private:
-    uint64_t drainLocked();
+    struct Ends {
+        uint64_t limit;         // drain below this position
+        uint64_t wait_until_ns; // 0: stop at the first position not filled yet
+        uint64_t own_first, own_end;
+    };
+    void drainLocked(const Ends& ends);
     bool flushFrame(uint64_t end_seq);
     // Writes the pending records as a frame ending at `pos`, then frees the ring up to it.
     void flushThrough(uint64_t pos);
     void addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
+    bool waitCommitted(uint64_t pos, uint64_t deadline_ns);
+    void stopOnWriteError();
 
     static constexpr size_t kFrameCapacity = 64 * 1024;
     static constexpr size_t kFlushAt = kFrameCapacity - 8 * 1024;
     static constexpr size_t kBlobCapacity = 16 * 1024;
+    static_assert(kFrameCapacity - kFlushAt >= format::kMaxEventRecord);
 
     TraceFile& file_;
     RingBuffer& ring_;
     std::mutex mutex_;
     format::EventCoder prev_{};
-    std::atomic<uint64_t> events_{0};
+    uint64_t events_ = 0;
+    uint64_t unfinished_ = 0;
     size_t payload_size_ = 0;
     uint32_t payload_records_ = 0;
-    bool write_failed_ = false;
+    bool failed_ = false;
     bool finished_ = false;
     uint8_t frame_[sizeof(format::FrameHeader) + kFrameCapacity];
     uint8_t blob_[kBlobCapacity];

@@ -17,14 +17,22 @@ GMT_RUNTIME_HOOKS(GMT_DECLARE_WRAPPER)
 }
 
 namespace gmt::preload {
-namespace {
 
-std::atomic<DlsymFn> g_real_dlsym{nullptr};
-
+namespace detail {
 RealFunctions g_driver;
 RealFunctions g_runtime;
 std::atomic<bool> g_driver_ready{false};
 std::atomic<bool> g_runtime_ready{false};
+} // namespace detail
+
+namespace {
+using detail::g_driver;
+using detail::g_driver_ready;
+using detail::g_runtime;
+using detail::g_runtime_ready;
+
+std::atomic<DlsymFn> g_real_dlsym{nullptr};
+
 std::mutex g_resolve_mutex;
 
 struct NamedEntry {
@@ -125,7 +133,7 @@ void* realDlsym(void* handle, const char* name) {
     return fn ? fn(handle, name) : nullptr;
 }
 
-const RealFunctions& driverReal() {
+const RealFunctions& detail::resolveDriver() {
     if (!g_driver_ready.load(std::memory_order_acquire)) {
         std::lock_guard lock(g_resolve_mutex);
         if (!g_driver_ready.load(std::memory_order_relaxed)) {
@@ -135,7 +143,7 @@ const RealFunctions& driverReal() {
     return g_driver;
 }
 
-const RealFunctions& runtimeReal() {
+const RealFunctions& detail::resolveRuntime() {
     if (!g_runtime_ready.load(std::memory_order_acquire)) {
         std::lock_guard lock(g_resolve_mutex);
         if (!g_runtime_ready.load(std::memory_order_relaxed)) {

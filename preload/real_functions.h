@@ -6,6 +6,8 @@
 
 #include "hooked_functions.h"
 
+#include <atomic>
+
 namespace gmt::preload {
 
 struct RealFunctions {
@@ -21,10 +23,29 @@ using DlsymFn = void* (*)(void*, const char*);
 DlsymFn realDlsymFunction();
 void* realDlsym(void* handle, const char* name);
 
+namespace detail {
+extern RealFunctions g_driver;
+extern RealFunctions g_runtime;
+extern std::atomic<bool> g_driver_ready;
+extern std::atomic<bool> g_runtime_ready;
+const RealFunctions& resolveDriver();
+const RealFunctions& resolveRuntime();
+} // namespace detail
+
 // Resolves (once it can) and returns the real functions. A pointer stays null when its
-// library is not loaded.
-const RealFunctions& driverReal();
-const RealFunctions& runtimeReal();
+// library is not loaded. Every wrapped call asks: after resolution, one load.
+inline const RealFunctions& driverReal() {
+    if (detail::g_driver_ready.load(std::memory_order_acquire)) [[likely]] {
+        return detail::g_driver;
+    }
+    return detail::resolveDriver();
+}
+inline const RealFunctions& runtimeReal() {
+    if (detail::g_runtime_ready.load(std::memory_order_acquire)) [[likely]] {
+        return detail::g_runtime;
+    }
+    return detail::resolveRuntime();
+}
 
 // Pointer identity: the tracer's wrapper when `fn` is the real address of a wrapped
 // driver function (cuGetProcAddress results), else `fn` unchanged.

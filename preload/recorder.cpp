@@ -1,6 +1,8 @@
 #include "recorder.h"
 
 #include "clock.h"
+#include "current_context.h"
+#include "event_clock.h"
 #include "log_writer.h"
 #include "logging.h"
 #include "output_path.h"
@@ -30,7 +32,16 @@ struct Session {
 
 namespace {
 
+struct OpenPositions {
+    uint64_t first;
+    uint64_t end;
+};
+
 thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+// The ring positions this thread has claimed and not yet committed ([first, end), empty
+// when equal): the end of the trace must not wait for them when it runs on this thread (a
+// fatal signal in the middle of a call, exit from inside a traced call's callback).
+thread_local OpenPositions t_open __attribute__((tls_model("initial-exec")));
 
 uint32_t currentTid() {
     if (t_tid == 0) {
@@ -57,9 +68,10 @@ void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t s
     auto length = static_cast<uint32_t>(w.size());
     uint32_t parts = (length + format::kSlotPayload - 1) / format::kSlotPayload;
     uint64_t pos = s->ring.claim(parts);
-    if (pos == RingBuffer::kDropped) {
+    if (pos == RingBuffer::kNoPosition) {
         return;
     }
+    t_open = {pos, pos + parts};
     for (uint32_t i = 0; i < parts; ++i) {
         format::Slot& slot = s->ring.at(pos + i);
         slot.type = i == 0 ? format::SlotType::Blob : format::SlotType::BlobCont;
@@ -70,11 +82,13 @@ void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t s
     for (uint32_t i = 0; i < parts; ++i) {
         s->ring.commit(pos + i);
     }
+    t_open = {};
 }
 
-// A producer wants the ring drained: wake the writer, or drain here when there is none
-// (it failed to start).
-void wakeWriter(Session* s) {
+// The ring wants draining: wake the writer, or drain here when there is none (it failed
+// to start).
+void wakeWriter(void* ctx) {
+    auto* s = static_cast<Session*>(ctx);
     if (s->thread.running()) {
         s->thread.wake();
     } else {
@@ -82,19 +96,18 @@ void wakeWriter(Session* s) {
     }
 }
 
-void wakeWriterHook(void* ctx) {
-    wakeWriter(static_cast<Session*>(ctx));
+void drainHere(void* ctx) {
+    static_cast<Session*>(ctx)->writer.tryDrain();
 }
 
-void pushEvent(Session* s, uint64_t pos, const format::Event& e) {
+// Fills the claimed slot and publishes it: from here on the event is in the file.
+void publishEvent(Session* s, uint64_t pos, const format::Event& e) {
     format::Slot& slot = s->ring.at(pos);
     slot.type = format::SlotType::Event;
     slot.length = 0;
     std::memcpy(slot.payload, &e, sizeof e);
     s->ring.commit(pos);
-    if (s->ring.pressing(pos)) {
-        wakeWriter(s);
-    }
+    t_open = {};
 }
 
 void forkPrepare() {
@@ -109,22 +122,25 @@ void forkChild() {
 
 } // namespace
 
-Recorder& Recorder::instance() {
+Recorder& Recorder::create() {
+    // Constructed on first use (a library's constructor may call CUDA before ours runs).
     static Recorder recorder;
+    instance_.store(&recorder, std::memory_order_release);
     return recorder;
 }
 
 Recorder::Recorder() : config_(readConfig()) {
     initStackCapture();
+    EventClock::init();
     pthread_atfork(forkPrepare, forkParent, forkChild);
     if (!config_.enabled) {
         logger().info("GPUMEMTRACE_ENABLE=0: not tracing");
     }
 }
 
-Session* Recorder::session() {
-    Session* s = session_.load(std::memory_order_acquire);
-    if (s || creation_failed_.load(std::memory_order_relaxed)) {
+Session* Recorder::sessionSlow() {
+    Session* s = nullptr;
+    if (creation_failed_.load(std::memory_order_relaxed)) {
         return s;
     }
     std::lock_guard lock(create_mutex_);
@@ -151,7 +167,7 @@ Session* Recorder::createSession() {
         return nullptr;
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
-                   config_.on_full == OnFull::Drop, &wakeWriterHook, s);
+                   config_.on_full == OnFull::Drop, {&wakeWriter, &drainHere, s});
 
     // Header and devices go straight to the log: every later record refers to them.
     static uint8_t records[32 * 1024];
@@ -171,7 +187,7 @@ Session* Recorder::createSession() {
         ++count;
     }
     s->writer.writeDirect(records, out.size(), count);
-    if (!s->thread.start(s->writer)) {
+    if (!s->thread.start(s->writer, s->ring)) {
         logger().warn("cannot start the writer thread; draining inline");
     }
     installSignalHandlers();
@@ -197,14 +213,18 @@ void Recorder::emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, vo
     pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, body, w.size());
 }
 
-void Recorder::stamp(format::Event& e, Session* s) {
+inline void Recorder::stamp(format::Event& e, Session* s) {
     e.tid = currentTid();
     if (config_.stack_depth > 0) {
         uint64_t frames[format::kMaxStackDepth];
-        uint32_t depth = captureStack(frames, config_.stack_depth);
-        e.stack_id = stacks_.intern(frames, depth, &Recorder::emitStack, s);
+        // Allocations and frees come from different call sites: each kind's previous stack
+        // is kept apart, and when it is found again unchanged, so is its id.
+        const uint32_t site = static_cast<uint32_t>(e.op) % kCaptureSites;
+        bool unchanged = false;
+        uint32_t depth = captureStack(frames, config_.stack_depth, site, &unchanged);
+        e.stack_id = stacks_.intern(frames, depth, &Recorder::emitStack, s, site, unchanged);
     }
-    e.time_ns = nowNs();
+    e.time_ns = EventClock::now();
 }
 
 void Recorder::record(format::Event& e) {
@@ -214,8 +234,9 @@ void Recorder::record(format::Event& e) {
     }
     stamp(e, s);
     uint64_t pos = s->ring.claim(1);
-    if (pos != RingBuffer::kDropped) {
-        pushEvent(s, pos, e);
+    if (pos != RingBuffer::kNoPosition) {
+        t_open = {pos, pos + 1};
+        publishEvent(s, pos, e);
     }
 }
 
@@ -226,15 +247,16 @@ Recorder::Pending Recorder::reserve(format::Event& e) {
     }
     stamp(e, s);
     uint64_t pos = s->ring.claim(1);
-    if (pos == RingBuffer::kDropped) {
+    if (pos == RingBuffer::kNoPosition) {
         return {};
     }
+    t_open = {pos, pos + 1};
     return {s, pos};
 }
 
 void Recorder::commit(const Pending& pending, const format::Event& e) {
     if (pending.session) {
-        pushEvent(pending.session, pending.pos, e);
+        publishEvent(pending.session, pending.pos, e);
     }
 }
 
@@ -245,7 +267,7 @@ void Recorder::markPhase(const char* name) {
     }
     uint8_t body[4200];
     format::ByteWriter w(body, sizeof body);
-    format::encodePhase(w, {nowNs(), std::string(name).substr(0, 4096)});
+    format::encodePhase(w, {EventClock::now(), std::string(name).substr(0, 4096)});
     pushRecord(s, format::RecordTag::Phase, body, w.size());
 }
 
@@ -261,21 +283,73 @@ bool Recorder::flush() {
 void Recorder::finalize(int signal, bool from_signal) {
     Session* s = session_.load(std::memory_order_acquire);
     // A vfork child shares our memory but is not us: it must not end our trace.
-    if (!s || s->pid != getpid() || finalized_.exchange(true)) {
+    if (!s || s->pid != getpid()) {
         return;
     }
+    if (from_signal) {
+        // No lock in a signal handler: the flag alone decides who ends the trace.
+        if (!finalized_.exchange(true)) {
+            endTrace(s, signal, true, false);
+        }
+        return;
+    }
+    std::lock_guard lock(end_mutex_);
+    if (!finalized_.exchange(true)) {
+        endTrace(s, signal, false, false);
+    }
+}
+
+void Recorder::endTrace(Session* s, int signal, bool from_signal, bool provisional) {
+    // From here on every claim fails: the positions below `end` are the whole trace.
+    const uint64_t end = s->ring.seal(provisional);
     if (!from_signal) {
         s->thread.stop();
     }
     format::TrailerInfo t;
-    t.dropped_events = std::atomic_ref<uint64_t>(s->file.prologue().dropped_events).load();
-    t.end_mono_ns = nowNs();
+    t.end_mono_ns = EventClock::now();
     t.end_wall_ns = nowNs(CLOCK_REALTIME);
     t.exit_signal = signal;
-    s->writer.finish(t, from_signal);
-    if (t.dropped_events > 0 && !from_signal) {
-        logger().warn("{} events were dropped (GPUMEMTRACE_ON_FULL=drop); the trace says so",
-                      t.dropped_events);
+    const OpenPositions own = t_open;
+    s->writer.finish(t, end, own.first, own.end, from_signal);
+    uint64_t dropped = s->ring.dropped();
+    if (dropped > 0 && !from_signal && !provisional) {
+        logger().warn("{} events were dropped; the trace says so", dropped);
+    }
+}
+
+void Recorder::beforeExec() {
+    Session* s = session_.load(std::memory_order_acquire);
+    if (!s || s->pid != getpid()) {
+        return;
+    }
+    std::lock_guard lock(end_mutex_);
+    if (finalized_.load() || exec_pending_) {
+        return;
+    }
+    exec_pending_ = true;
+    endTrace(s, 0, false, true);
+}
+
+void Recorder::afterFailedExec() {
+    // A vfork child (sharing our memory, not our trace) returns here too: it must not touch
+    // our locks.
+    Session* s = session_.load(std::memory_order_acquire);
+    if (!s || s->pid != getpid()) {
+        return;
+    }
+    std::lock_guard lock(end_mutex_);
+    if (!exec_pending_) {
+        return;
+    }
+    exec_pending_ = false;
+    if (finalized_.load() || s->writer.failed()) {
+        return;
+    }
+    // The positions claimed while sealed were never handed out (those calls counted as
+    // dropped); the log goes on after them, and after the first trailer.
+    s->writer.reopen(s->ring.unseal());
+    if (!s->thread.start(s->writer, s->ring)) {
+        logger().warn("cannot restart the writer thread; draining inline");
     }
 }
 
@@ -287,6 +361,7 @@ void Recorder::drainFromSignal() {
 }
 
 void Recorder::beforeFork() {
+    end_mutex_.lock();
     create_mutex_.lock();
     stacks_.mutex().lock();
 }
@@ -294,10 +369,14 @@ void Recorder::beforeFork() {
 void Recorder::afterForkParent() {
     stacks_.mutex().unlock();
     create_mutex_.unlock();
+    end_mutex_.unlock();
 }
 
 void Recorder::afterForkChild() {
     t_tid = 0;
+    t_open = {};
+    EventClock::afterForkChild();
+    contextsMayHaveEnded();
     if (Session* old = session_.exchange(nullptr)) {
         // The parent's writer thread did not come along, and its file is not ours. The
         // object is left allocated: freeing what another thread may have been using at
@@ -309,8 +388,10 @@ void Recorder::afterForkChild() {
     modules_.reset();
     finalized_.store(false);
     creation_failed_.store(false);
+    exec_pending_ = false;
     stacks_.mutex().unlock();
     create_mutex_.unlock();
+    end_mutex_.unlock();
 }
 
 namespace {

@@ -1,7 +1,9 @@
 // The recording pipeline of one process: lazily creates the trace at the first recorded
 // call, turns calls into events (time, thread, interned stack), commits them to the ring
-// and owns the writer thread. Survives fork (the child starts its own trace) and ends the
-// trace on exit, _exit and fatal signals.
+// (ring_buffer.h) that the writer thread drains into the log (log_writer.h,
+// writer_thread.h). Survives fork (the child starts its own trace) and ends the trace on
+// exit, _exit, execve and fatal signals: exactly, even while other threads are inside
+// traced calls (the ring is sealed first; see RingBuffer::seal).
 #pragma once
 
 #include "config.h"
@@ -20,7 +22,11 @@ struct Session;
 
 class Recorder {
   public:
-    static Recorder& instance();
+    // Every wrapped call asks for it: after the first, one load.
+    static Recorder& instance() {
+        Recorder* r = instance_.load(std::memory_order_acquire);
+        return r ? *r : create();
+    }
 
     bool active() const { return config_.enabled && !finalized_.load(std::memory_order_relaxed); }
 
@@ -44,15 +50,31 @@ class Recorder {
     // live on, so only drain.
     void drainFromSignal();
 
+    // execve replaces the image: the trace ends first. When execve fails and returns, the
+    // trace goes on in the same file (a later trailer supersedes the first).
+    void beforeExec();
+    void afterFailedExec();
+
     void beforeFork();
     void afterForkParent();
     void afterForkChild();
 
   private:
     Recorder();
-    Session* session();
+    static Recorder& create();
+    static inline std::atomic<Recorder*> instance_{nullptr};
+    // The trace of this process, created at the first call; null when it cannot be.
+    Session* session() {
+        Session* s = session_.load(std::memory_order_acquire);
+        return s ? s : sessionSlow();
+    }
+    Session* sessionSlow();
     Session* createSession();
-    void stamp(format::Event& e, Session* s);
+    // Inlined into record() and reserve(): one frame less for every stack walk to verify.
+    [[gnu::always_inline]] inline void stamp(format::Event& e, Session* s);
+    // Seals the ring, stops the writer thread and writes the trailer. `provisional`: an
+    // end that afterFailedExec() may take back (claims meanwhile count as dropped).
+    void endTrace(Session* s, int signal, bool from_signal, bool provisional);
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
 
@@ -61,6 +83,9 @@ class Recorder {
     std::atomic<bool> finalized_{false};
     std::atomic<bool> creation_failed_{false};
     std::mutex create_mutex_;
+    // finalize (outside signal handlers), beforeExec and afterFailedExec, one at a time.
+    std::mutex end_mutex_;
+    bool exec_pending_ = false;
     StackTable stacks_;
     ModuleMap modules_; // guarded by stacks_.mutex()
 };

@@ -16,6 +16,8 @@ class CallScope {
     CallScope& operator=(const CallScope&) = delete;
 
     bool outermost() const { return outermost_; }
+    // Whether the calling thread is inside a wrapped call already.
+    static bool nested() { return t_call_depth != 0; }
 
   private:
     bool outermost_;

@@ -49,7 +49,12 @@ void initStackCapture() {
 
 #if GMT_UNWIND_NONGNU
 
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
+static_assert(kCaptureSites <= unwind::kWindows);
+
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, bool* unchanged) {
+    if (unchanged) {
+        *unchanged = false;
+    }
     if (max_depth == 0) {
         return 0;
     }
@@ -60,7 +65,8 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
     // Mostly answered from the thread's cache of the previous stack (unwind_cache.h), with the
     // same frames unw_backtrace would give.
     unwind::Request req{frames,       max_depth,  static_cast<uint32_t>(walked),
-                        g_self_start, g_self_end, 1};
+                        g_self_start, g_self_end, 1,
+                        site,         unchanged};
     int cached = unwind::trace(req);
     if (cached >= 0) {
         return static_cast<uint32_t>(cached);
@@ -82,7 +88,10 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
 
 #else
 
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth) {
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t, bool* unchanged) {
+    if (unchanged) {
+        *unchanged = false;
+    }
     if (max_depth == 0) {
         return 0;
     }

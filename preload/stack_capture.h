@@ -10,7 +10,14 @@ namespace gmt::preload {
 // Remembers the address range of the tracer's own code. Call once at load time.
 void initStackCapture();
 
-// Fills `frames` (capacity `max_depth`) innermost first; returns the depth.
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth);
+// Kinds of call sites whose stacks are remembered apart (below kCaptureSites).
+inline constexpr uint32_t kCaptureSites = 4;
+
+// Fills `frames` (capacity `max_depth`) innermost first; returns the depth. `site` says
+// which kind of call this is: its previous stack is remembered apart from other kinds'
+// (unwind_cache.h), which changes the cost only. `unchanged`, when given, tells whether
+// the frames are those of the previous capture of the same site again.
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site = 0,
+                      bool* unchanged = nullptr);
 
 } // namespace gmt::preload

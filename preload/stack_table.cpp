@@ -24,6 +24,7 @@ struct ThreadCache {
     uint32_t id[kCacheSize];
     RecentStack recent[kRecent];
     uint32_t next_recent;
+    uint32_t by_site[StackTable::kSites]; // 0: none yet
 };
 thread_local ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
@@ -65,7 +66,8 @@ bool sameStack(const RecentStack& r, const uint64_t* frames, uint32_t depth) {
 
 } // namespace
 
-uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx) {
+uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx,
+                            uint32_t site, bool unchanged) {
     if (depth == 0) {
         return 0;
     }
@@ -78,8 +80,25 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit,
         for (RecentStack& r : cache.recent) {
             r.depth = 0;
         }
+        for (uint32_t& id : cache.by_site) {
+            id = 0;
+        }
         cache.generation = gen;
     }
+    const bool known_site = site < kSites;
+    if (known_site && unchanged && cache.by_site[site] != 0) {
+        return cache.by_site[site];
+    }
+    const uint32_t id = lookup(&cache, frames, depth, emit, ctx);
+    if (known_site) {
+        cache.by_site[site] = id;
+    }
+    return id;
+}
+
+uint32_t StackTable::lookup(ThreadCacheRef cache_ref, const uint64_t* frames, uint32_t depth,
+                            EmitFn emit, void* ctx) {
+    ThreadCache& cache = *static_cast<ThreadCache*>(cache_ref);
     if (depth <= kRecentDepth) {
         for (const RecentStack& r : cache.recent) {
             if (sameStack(r, frames, depth)) {

@@ -17,7 +17,14 @@ class StackTable {
     // stack record into the trace before returning, since events naming it follow.
     using EmitFn = void (*)(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
 
-    uint32_t intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx);
+    // `site` (below kSites, or kNoSite): the captureStack site the frames come from, and
+    // `unchanged` whether captureStack found them equal to that site's previous capture;
+    // then the thread's previous id for the site is the answer, with nothing compared.
+    uint32_t intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx,
+                    uint32_t site = kNoSite, bool unchanged = false);
+
+    static constexpr uint32_t kSites = 4;
+    static constexpr uint32_t kNoSite = ~0u;
 
     // A new trace (forked child): every stack must be written again.
     void reset();
@@ -25,6 +32,10 @@ class StackTable {
     std::mutex& mutex() { return mutex_; }
 
   private:
+    using ThreadCacheRef = void*; // the calling thread's cache (stack_table.cpp)
+    uint32_t lookup(ThreadCacheRef cache, const uint64_t* frames, uint32_t depth, EmitFn emit,
+                    void* ctx);
+
     std::mutex mutex_;
     std::unordered_map<uint64_t, uint32_t> ids_;
     uint32_t next_id_ = 1;

@@ -2,10 +2,12 @@
 
 #include "logging.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace gmt::preload {
@@ -22,6 +24,14 @@ std::string withSuffix(const std::string& path, int n) {
         return path + suffix;
     }
     return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+// True when the file may grow to `size` bytes without exceeding RLIMIT_FSIZE, which the
+// program may change at any time.
+bool withinSizeLimit(uint64_t size) {
+    rlimit lim{};
+    return getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+           size <= lim.rlim_cur;
 }
 
 } // namespace
@@ -50,8 +60,13 @@ bool TraceFile::create(const std::string& path, uint32_t ring_slots) {
         logger().warn("{} exists; writing the trace to {}", path, chosen);
     }
     size_t map_size = format::kPrologueSize + size_t{ring_slots} * format::kSlotSize;
-    if (ftruncate(fd, static_cast<off_t>(map_size)) != 0) {
-        logger().error("cannot size trace file {}: {}", chosen, std::strerror(errno));
+    // Allocate every block of the mapping now: a full file system must fail here, with a
+    // message, and not as SIGBUS at the first store into the ring.
+    int err =
+        withinSizeLimit(map_size) ? posix_fallocate(fd, 0, static_cast<off_t>(map_size)) : EFBIG;
+    if (err != 0) {
+        logger().error("cannot reserve {} bytes for trace file {}: {}; tracing is off", map_size,
+                       chosen, std::strerror(err));
         ::close(fd);
         ::unlink(chosen.c_str());
         return false;
@@ -85,20 +100,38 @@ bool TraceFile::create(const std::string& path, uint32_t ring_slots) {
 }
 
 bool TraceFile::append(const void* data, size_t size) {
+    if (fd_ < 0 || !withinSizeLimit(log_end_ + size)) {
+        return false;
+    }
     auto* p = static_cast<const uint8_t*>(data);
+    uint64_t end = log_end_;
     while (size > 0) {
-        ssize_t n = ::pwrite(fd_, p, size, static_cast<off_t>(log_end_));
+        ssize_t n = ::pwrite(fd_, p, size, static_cast<off_t>(end));
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
+            // A frame written in part would read as a torn frame: take it back.
+            if (end != log_end_) {
+                int keep = errno;
+                (void)!::ftruncate(fd_, static_cast<off_t>(log_end_));
+                errno = keep;
+            }
             return false;
         }
         p += n;
         size -= static_cast<size_t>(n);
-        log_end_ += static_cast<uint64_t>(n);
+        end += static_cast<uint64_t>(n);
     }
+    log_end_ = end;
     return true;
+}
+
+void TraceFile::markLogFailed() {
+    if (map_) {
+        std::atomic_ref<uint32_t>(prologue().flags)
+            .fetch_or(format::kPrologueLogFailed, std::memory_order_relaxed);
+    }
 }
 
 void TraceFile::close() {

@@ -2,6 +2,11 @@
 // a clash), its prologue and ring mapped MAP_SHARED so that stores into them are in the
 // page cache at once and survive the process being killed, and its log appended with
 // pwrite, which is just as durable against a kill.
+//
+// Nothing here may kill the program: the blocks of the mapping are allocated before it is
+// mapped (a store into a page the file system cannot back raises SIGBUS), and no write
+// goes past the process's file size limit (which would raise SIGXFSZ). A write that fails
+// fails cleanly, and leaves no partial frame behind.
 #pragma once
 
 #include <gpumemtrace/trace_format.h>
@@ -28,8 +33,10 @@ class TraceFile {
     format::Slot* slots() { return reinterpret_cast<format::Slot*>(map_ + format::kPrologueSize); }
     uint32_t ringSlots() const { return ring_slots_; }
 
-    // Appends bytes to the log. Async-signal-safe.
+    // Appends bytes to the log, all or nothing. Async-signal-safe.
     bool append(const void* data, size_t size);
+    // Sets kPrologueLogFailed in the mapped prologue.
+    void markLogFailed();
 
     // Unmaps and closes; the file keeps what was written. A forked child calls it to let go
     // of its parent's trace.

@@ -119,6 +119,18 @@ struct State {
     uint64_t rsp; // equals the canonical frame address of the frame below
     uint64_t rbp;
     uint32_t prev; // 1: rip is a return address
+
+    State(uint64_t ip, uint64_t sp, uint64_t bp, uint32_t p) : rip(ip), rsp(sp), rbp(bp), prev(p) {}
+    // Copied field by field, on purpose: a block copy reads 16 bytes at a time what was
+    // just written 8 bytes at a time, and stalls on store forwarding every trace.
+    State(const State& o) : rip(o.rip), rsp(o.rsp), rbp(o.rbp), prev(o.prev) {}
+    State& operator=(const State& o) {
+        rip = o.rip;
+        rsp = o.rsp;
+        rbp = o.rbp;
+        prev = o.prev;
+        return *this;
+    }
 };
 
 enum Kind : uint8_t { kEmpty, kStandard, kAligned, kSigreturn, kLast, kFallback };
@@ -161,7 +173,7 @@ inline uint32_t applyRule(const Rule& r, State& s, uint64_t* addr, uint64_t* val
             k = 2;
         }
         flags = (on_rsp ? 0 : kUsesRbp) | (r.rbp_off != -1 ? kDefinesRbp : 0);
-        s = {val[0], cfa, rbp, 1};
+        s = State(val[0], cfa, rbp, 1);
         return k;
     }
     case kAligned: {
@@ -172,7 +184,7 @@ inline uint32_t applyRule(const Rule& r, State& s, uint64_t* addr, uint64_t* val
         addr[2] = s.rbp;
         val[2] = load(s.rbp);
         flags = kUsesRbp | kDefinesRbp;
-        s = {val[1], cfa, val[2], 1};
+        s = State(val[1], cfa, val[2], 1);
         return 3;
     }
     default: { // kSigreturn
@@ -184,7 +196,7 @@ inline uint32_t applyRule(const Rule& r, State& s, uint64_t* addr, uint64_t* val
         addr[2] = uc + kUcRbp;
         val[2] = load(addr[2]);
         flags = kDefinesRbp;
-        s = {val[0], val[1], val[2], 0};
+        s = State(val[0], val[1], val[2], 0);
         return 3;
     }
     }
@@ -295,15 +307,48 @@ template <uint32_t N> struct Frames {
     uint64_t rval[N * kReadsPerStep];
 };
 
-// Zero-filled by mmap; trivially constructible so creating it touches no page.
+// What a trace was asked for, besides the stack itself.
+struct RequestKey {
+    uint32_t max_stored, max_walked;
+    uint64_t skip_lo, skip_hi, adjust;
+    bool operator==(const RequestKey&) const = default;
+};
+
+RequestKey keyOf(const Request& r) {
+    return {r.max_stored, r.max_walked, r.skip_lo, r.skip_hi, r.adjust};
+}
+
+constexpr uint32_t kKeptOutput = 256;
+constexpr uint32_t kKeptChecks = 256;
+
+// The last stack walked from one kind of call site (Request::window), and what that trace
+// returned (when out_ok): a trace that starts at the same state and finds every word the
+// frames read unchanged returns the same again, without re-deriving it.
+struct Window {
+    End end;
+    uint32_t n; // frames
+    bool out_ok;
+    uint32_t out_n;
+    RequestKey key;
+    // The words that the last repeat (see walk) verified, innermost first, as (address,
+    // value) pairs side by side, kept while the window stays as it is, so that the next
+    // repeat goes straight to them.
+    bool check_ok;
+    uint32_t check_n;
+    uint64_t check[2 * kKeptChecks];
+    uint64_t out[kKeptOutput];
+    Frames<kWindow> w; // outermost first
+};
+
+// Zero-filled by mmap; trivially constructible so creating it touches no page (a window
+// touches its pages only when used).
 struct Block {
     bool busy;
-    End end;
-    uint32_t n; // window frames
     uint32_t rules_used;
     uint64_t traces, fallbacks, steps, reused, rule_lookups, verify_misses;
-    Rule rules[kRuleCount];
-    Frames<kWindow> w;   // outermost first
+    bool repeated;          // the last trace returned its window's kept output
+    Rule rules[kRuleCount]; // shared: a rule depends on the ip alone
+    Window windows[kWindows];
     Frames<kScratch> sc; // innermost first
 };
 
@@ -416,21 +461,35 @@ struct Sink {
 
 // --- The walk. ---
 
-// Window := C[0..m] followed by the scratch frames, outermost first. `end` applies when
-// the scratch frames reach the outermost position (m < 0).
-void commit(Block& b, int m, uint32_t sn, End end) {
-    uint32_t total = static_cast<uint32_t>(m + 1) + sn;
-    if (total > kWindow) {
-        b.n = 0;
+// Keeps the words [lo, hi) of the window for repeatsCheckedWindow(), innermost first.
+void keepChecks(Window& win, uint32_t lo, uint32_t hi) {
+    win.check_ok = hi - lo <= kKeptChecks;
+    if (!win.check_ok) {
         return;
     }
-    Frames<kWindow>& w = b.w;
+    uint64_t* c = win.check;
+    for (uint32_t r = hi; r > lo; --r) {
+        *c++ = win.w.raddr[r - 1];
+        *c++ = win.w.rval[r - 1];
+    }
+    win.check_n = hi - lo;
+}
+
+// Window := C[0..m] followed by the scratch frames, outermost first. `end` applies when
+// the scratch frames reach the outermost position (m < 0).
+void commit(Block& b, Window& win, int m, uint32_t sn, End end) {
+    uint32_t total = static_cast<uint32_t>(m + 1) + sn;
+    if (total > kWindow) {
+        win.n = 0;
+        return;
+    }
+    Frames<kWindow>& w = win.w;
     const Frames<kScratch>& sc = b.sc;
     if (m < 0) {
-        b.end = end;
+        win.end = end;
     }
     uint32_t rbase = m >= 0 ? w.rend[m] : 0;
-    bool needs = m >= 0 ? (w.flags[m] & kNeedsRbp) != 0 : b.end != End::Stop;
+    bool needs = m >= 0 ? (w.flags[m] & kNeedsRbp) != 0 : win.end != End::Stop;
     for (uint32_t t = 0; t < sn; ++t) {
         uint32_t src = sn - 1 - t;
         uint32_t dst = static_cast<uint32_t>(m + 1) + t;
@@ -447,19 +506,19 @@ void commit(Block& b, int m, uint32_t sn, End end) {
         }
         w.rend[dst] = static_cast<uint16_t>(rbase);
     }
-    b.n = total;
+    win.n = total;
 }
 
-int walk(Block& b, const Request& req, State s) {
+int walk(Block& b, Window& win, const Request& req, State s) {
     Sink sink{req.out,        0,
               req.max_stored, req.max_walked,
               req.skip_lo,    req.skip_hi - req.skip_lo,
               req.adjust,     req.skip_hi > req.skip_lo};
-    Frames<kWindow>& w = b.w;
+    Frames<kWindow>& w = win.w;
     Frames<kScratch>& sc = b.sc;
     uint32_t sn = 0;  // scratch frames
     uint32_t srn = 0; // scratch reads
-    int limit = static_cast<int>(b.n);
+    int limit = static_cast<int>(win.n);
     int si = limit - 1; // match candidate; window rsp grows towards index 0
     ++b.traces;
 
@@ -472,6 +531,9 @@ int walk(Block& b, const Request& req, State s) {
             (w.flags[si] & kPrev) == (s.prev ? kPrev : 0) &&
             (!(w.flags[si] & kNeedsRbp) || w.rbp[si] == s.rbp)) {
             const int j = si;
+            // The previous trace of this window started at this very state (nothing stepped,
+            // the window's innermost frame), for the same request.
+            const bool repeat = sn == 0 && j == limit - 1 && win.out_ok && win.key == keyOf(req);
             // The window frames this trace can use: C[j-1] down to C[j-need].
             uint32_t need = 0;
             {
@@ -493,6 +555,14 @@ int walk(Block& b, const Request& req, State s) {
             while (r > r_lo && load(w.raddr[r - 1]) == w.rval[r - 1]) {
                 --r;
             }
+            if (repeat && r == r_lo && (!to_end || win.end == End::Stop)) {
+                // Every word those frames read is as it was: so is the result.
+                std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
+                b.reused += static_cast<uint64_t>(j);
+                b.repeated = true;
+                keepChecks(win, r_lo, w.rend[j]);
+                return static_cast<int>(win.out_n);
+            }
             int i; // C[j..i] proven live; when r > r_lo, C[i]'s step read something else
             if (r == r_lo) {
                 i = to_end ? 0 : j - static_cast<int>(need);
@@ -506,18 +576,18 @@ int walk(Block& b, const Request& req, State s) {
             sink.pushDescending(w.rip, j - 1, i);
             b.reused += static_cast<uint64_t>(j - i);
             if (r == r_lo) {
-                if (sink.full() || !to_end || b.end == End::Stop) {
-                    commit(b, j, sn, End::Stop);
+                if (sink.full() || !to_end || win.end == End::Stop) {
+                    commit(b, win, j, sn, End::Stop);
                     return static_cast<int>(sink.n);
                 }
-                if (b.end == End::Fallback) {
-                    commit(b, j, sn, End::Stop);
+                if (win.end == End::Fallback) {
+                    commit(b, win, j, sn, End::Stop);
                     ++b.fallbacks;
                     return -1;
                 }
                 // The window was cut at an earlier depth limit: go on stepping from C[0].
             } else if (sink.full()) {
-                commit(b, j, sn, End::Stop);
+                commit(b, win, j, sn, End::Stop);
                 return static_cast<int>(sink.n);
             }
             // Resume stepping from C[i]. Frames j..i+1 join the scratch frames with their live
@@ -525,7 +595,7 @@ int walk(Block& b, const Request& req, State s) {
             // and the new one may: the live value is the matched state's until a step
             // restores rbp, then the (verified) word that step read.
             if (sn + static_cast<uint32_t>(j - i) >= kScratch) {
-                b.n = 0;
+                win.n = 0;
                 ++b.fallbacks;
                 return -1;
             }
@@ -552,7 +622,7 @@ int walk(Block& b, const Request& req, State s) {
 
         // Step s.
         if (sn + 2 > kScratch) {
-            b.n = 0;
+            win.n = 0;
             ++b.fallbacks;
             return -1;
         }
@@ -566,10 +636,10 @@ int walk(Block& b, const Request& req, State s) {
             sc.flags[sn] = prev;
             sc.rend[sn++] = static_cast<uint16_t>(srn);
             if (rule.kind == kLast) {
-                commit(b, -1, sn, End::Stop);
+                commit(b, win, -1, sn, End::Stop);
                 return static_cast<int>(sink.n);
             }
-            commit(b, -1, sn, End::Fallback);
+            commit(b, win, -1, sn, End::Fallback);
             ++b.fallbacks;
             return -1;
         }
@@ -579,7 +649,7 @@ int walk(Block& b, const Request& req, State s) {
         sc.flags[sn] = flags | prev;
         sc.rend[sn++] = static_cast<uint16_t>(srn);
         if (next.rip < kMinIp) {
-            commit(b, -1, sn, End::Stop);
+            commit(b, win, -1, sn, End::Stop);
             return static_cast<int>(sink.n);
         }
         if (sink.push(next.rip)) {
@@ -588,11 +658,42 @@ int walk(Block& b, const Request& req, State s) {
             sc.rbp[sn] = next.rbp;
             sc.flags[sn] = next.prev ? kPrev : 0;
             sc.rend[sn++] = static_cast<uint16_t>(srn);
-            commit(b, -1, sn, End::Truncated);
+            commit(b, win, -1, sn, End::Truncated);
             return static_cast<int>(sink.n);
         }
         s = next;
     }
+}
+
+// walk()'s repeat, the short way: the window is as the last repeat left it (check_ok), the
+// trace starts at the window's innermost state with the same request, and every word the
+// last repeat verified is unchanged.
+bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s) {
+    if (!win.check_ok || !win.out_ok || win.n == 0) {
+        return false;
+    }
+    const Frames<kWindow>& w = win.w;
+    const uint32_t j = win.n - 1;
+    if (w.rsp[j] != s.rsp || w.rip[j] != s.rip || (w.flags[j] & kPrev) != (s.prev ? kPrev : 0) ||
+        ((w.flags[j] & kNeedsRbp) && w.rbp[j] != s.rbp) || !(win.key == keyOf(req))) {
+        return false;
+    }
+    // Innermost first, stopping at the first difference, as walk() reads them: an address
+    // is read only once every word before it matched (so it is still one the walk would
+    // read). Four at a time, to spend the loop's overhead on fewer of them.
+    const uint64_t* c = win.check;
+    const uint64_t* end = c + 2 * win.check_n;
+    for (; end - c >= 8; c += 8) {
+        if (load(c[0]) != c[1] || load(c[2]) != c[3] || load(c[4]) != c[5] || load(c[6]) != c[7]) {
+            return false;
+        }
+    }
+    for (; c != end; c += 2) {
+        if (load(c[0]) != c[1]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // The caller's registers as they are at the call: the return address (so the caller's
@@ -625,7 +726,36 @@ int trace(const Request& req) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     uint64_t regs[3];
     callerRegs(regs);
-    int n = walk(*b, req, State{regs[0], regs[1], regs[2], 1});
+    // Read back one word at a time: the asm stored them so, and a wider load of two of them
+    // (which the compiler would otherwise emit to build the State) stalls on store forwarding.
+    const volatile uint64_t* words = regs;
+    const State start{words[0], words[1], words[2], 1};
+    Window& win = b->windows[req.window % kWindows];
+    b->repeated = false;
+    int n;
+    if (repeatsCheckedWindow(win, req, start)) {
+        // What walk() would conclude, with the matching and bounds it found last time.
+        std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
+        b->repeated = true;
+        ++b->traces;
+        b->reused += win.n - 1;
+        n = static_cast<int>(win.out_n);
+    } else {
+        n = walk(*b, win, req, start);
+    }
+    if (!b->repeated) {
+        // Keep the result for the next trace of this window (see Window).
+        win.check_ok = false;
+        win.out_ok = n >= 0 && static_cast<uint32_t>(n) <= kKeptOutput;
+        if (win.out_ok) {
+            std::memcpy(win.out, req.out, static_cast<size_t>(n) * sizeof(uint64_t));
+            win.out_n = static_cast<uint32_t>(n);
+            win.key = keyOf(req);
+        }
+    }
+    if (req.unchanged) {
+        *req.unchanged = b->repeated;
+    }
     std::atomic_signal_fence(std::memory_order_seq_cst);
     b->busy = false;
     return n;
@@ -648,27 +778,26 @@ Stats threadStats() {
 void resetThreadCache() {
     Block* b = t_block;
     if (b != nullptr && b != kDead) {
-        b->n = 0;
+        for (Window& win : b->windows) {
+            win.n = 0;
+            win.out_ok = false;
+            win.check_ok = false;
+        }
         b->rules_used = 0;
         std::memset(b->rules, 0, sizeof b->rules);
     }
 }
 
-const char* checkThreadCache() {
-    static thread_local char msg[256];
-    Block* b = t_block;
-    if (b == nullptr || b == kDead) {
-        return "";
-    }
-    b->busy = true;
-    const Frames<kWindow>& w = b->w;
-    msg[0] = 0;
-    for (uint32_t i = 0; i < b->n && !msg[0]; ++i) {
+namespace {
+// Replays the steps of one window with its recorded words; writes what is wrong to msg.
+void checkWindow(Block& b, const Window& win, char* msg, size_t size) {
+    const Frames<kWindow>& w = win.w;
+    for (uint32_t i = 0; i < win.n && !msg[0]; ++i) {
         const uint8_t f = w.flags[i];
-        const bool below = i > 0 ? (w.flags[i - 1] & kNeedsRbp) != 0 : b->end != End::Stop;
+        const bool below = i > 0 ? (w.flags[i - 1] & kNeedsRbp) != 0 : win.end != End::Stop;
         const bool needs = (f & kUsesRbp) || (!(f & kDefinesRbp) && below);
         if (needs != ((f & kNeedsRbp) != 0)) {
-            std::snprintf(msg, sizeof msg, "frame %u: rbp need flag %d, expected %d", i,
+            std::snprintf(msg, size, "frame %u: rbp need flag %d, expected %d", i,
                           (f & kNeedsRbp) != 0, needs);
             break;
         }
@@ -677,7 +806,7 @@ const char* checkThreadCache() {
             continue; // the last frame, or one not stepped
         }
         State st{w.rip[i], w.rsp[i], w.rbp[i], (f & kPrev) ? 1u : 0u};
-        const Rule& r = ruleFor(*b, st);
+        const Rule& r = ruleFor(b, st);
         // Replay with the recorded words instead of memory.
         uint64_t addr[3], val[3];
         uint8_t flags = 0;
@@ -722,12 +851,26 @@ const char* checkThreadCache() {
         if (!ok || next.rip != w.rip[i - 1] || next.rsp != w.rsp[i - 1] ||
             next.prev != ((w.flags[i - 1] & kPrev) ? 1u : 0u) ||
             (next_needs && next.rbp != w.rbp[i - 1])) {
-            std::snprintf(msg, sizeof msg,
+            std::snprintf(msg, size,
                           "frame %u (of %u): step gives ip %lx sp %lx bp %lx, frame %u has "
                           "%lx %lx %lx (rbp needed %d, reads ok %d)",
-                          i, b->n, next.rip, next.rsp, next.rbp, i - 1, w.rip[i - 1], w.rsp[i - 1],
+                          i, win.n, next.rip, next.rsp, next.rbp, i - 1, w.rip[i - 1], w.rsp[i - 1],
                           w.rbp[i - 1], next_needs, ok);
         }
+    }
+}
+} // namespace
+
+const char* checkThreadCache() {
+    static thread_local char msg[256];
+    Block* b = t_block;
+    if (b == nullptr || b == kDead) {
+        return "";
+    }
+    b->busy = true;
+    msg[0] = 0;
+    for (const Window& win : b->windows) {
+        checkWindow(*b, win, msg, sizeof msg);
     }
     b->busy = false;
     return msg;

@@ -9,11 +9,19 @@
 // is proven identical by re-reading just those words: the walker is a deterministic
 // function of (register state, rule of the frame's ip, words read), so equal inputs give
 // equal frames. See unwind_cache.cpp for the full argument.
+//
+// A thread keeps a few such stacks, one per kind of call site (Request::window): a program
+// that alternates between two call sites (allocate here, free there) finds each one's
+// previous stack intact, and verifies it instead of stepping the frames that differ.
+// Which window a trace uses changes its cost only, never its result.
 #pragma once
 
 #include <cstdint>
 
 namespace gmt::preload::unwind {
+
+// Stacks remembered per thread (Request::window is taken modulo this).
+inline constexpr uint32_t kWindows = 4;
 
 struct Request {
     uint64_t* out;         // receives at most max_stored addresses, innermost first
@@ -22,6 +30,10 @@ struct Request {
     uintptr_t skip_lo = 0; // leading frames whose return address lies in [skip_lo, skip_hi)
     uintptr_t skip_hi = 0; // are walked but not stored
     uint64_t adjust = 0;   // subtracted from every stored address
+    uint32_t window = 0;   // which remembered stack to start from (any value; reduced modulo
+                           // the number kept)
+    bool* unchanged = nullptr; // set: whether the result is the previous trace's of this
+                               // window, for the same request, again
 };
 
 // Walks the stack of trace()'s caller exactly as unw_backtrace(buf, max_walked) called from

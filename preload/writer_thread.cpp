@@ -1,15 +1,39 @@
 #include "writer_thread.h"
 
+#include "event_clock.h"
 #include "log_writer.h"
+#include "ring_buffer.h"
 
-#include <chrono>
 #include <csignal>
+#include <ctime>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace gmt::preload {
+namespace {
 
-bool WriterThread::start(LogWriter& writer) {
+// Without a wake-up from a producer, how long committed events wait for the log.
+constexpr long kPeriodNs = 10'000'000;
+
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, long timeout_ns) {
+    timespec ts{0, timeout_ns};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &ts,
+            nullptr, 0);
+}
+
+void futexWakeOne(std::atomic<uint32_t>& word) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+            0);
+}
+
+} // namespace
+
+bool WriterThread::start(LogWriter& writer, const RingBuffer& ring) {
     writer_ = &writer;
-    stop_ = false;
+    ring_ = &ring;
+    stop_.store(false);
+    state_.store(kAwake);
     // The application's signals must never be delivered to our thread.
     sigset_t all, old;
     sigfillset(&all);
@@ -23,22 +47,17 @@ bool WriterThread::start(LogWriter& writer) {
 }
 
 void WriterThread::wake() {
-    {
-        std::lock_guard lock(mutex_);
-        pending_ = true;
+    if (state_.exchange(kAwake, std::memory_order_seq_cst) == kAsleep) {
+        futexWakeOne(state_);
     }
-    cv_.notify_one();
 }
 
 void WriterThread::stop() {
     if (!running_) {
         return;
     }
-    {
-        std::lock_guard lock(mutex_);
-        stop_ = true;
-    }
-    cv_.notify_one();
+    stop_.store(true);
+    wake();
     pthread_join(thread_, nullptr);
     running_ = false;
 }
@@ -47,13 +66,19 @@ void* WriterThread::main(void* arg) {
     auto* self = static_cast<WriterThread*>(arg);
     for (;;) {
         self->writer_->drain();
-        std::unique_lock lock(self->mutex_);
-        self->cv_.wait_for(lock, std::chrono::milliseconds(10),
-                           [&] { return self->stop_ || self->pending_; });
-        self->pending_ = false;
-        if (self->stop_) {
+        EventClock::calibrate();
+        if (self->stop_.load()) {
             break;
         }
+        // Asleep first, then look: a producer that filled the ring meanwhile either sees
+        // kAsleep (and wakes us) or made the backlog visible to this check.
+        self->state_.store(kAsleep, std::memory_order_seq_cst);
+        if (self->stop_.load() || self->ring_->wantsDrain()) {
+            self->state_.store(kAwake, std::memory_order_relaxed);
+            continue;
+        }
+        futexWait(self->state_, kAsleep, kPeriodNs);
+        self->state_.store(kAwake, std::memory_order_relaxed);
     }
     return nullptr;
 }

@@ -18,7 +18,7 @@ cp "$build/bin/gpumemtrace" "$dest/bin/"
 strip --strip-debug "$dest/lib/libgpumemtrace.so" "$dest/bin/gpumemtrace"
 cp -r "$build/gpu" "$dest/"
 [[ -d $build/samples ]] && cp -r "$build/samples" "$dest/"
-for p in runtime_calls driver_calls lifecycle; do
+for p in runtime_calls driver_calls lifecycle exit_race context_switch; do
     cp "$build/tests/recorder/programs/$p" "$dest/tests/recorder/programs/"
 done
 # The CLI's own shared libraries (elfutils and its compressors); never preloaded.

@@ -339,6 +339,130 @@ def check_devices(env):
         f"{p.stdout.strip()}; devices recorded: {ev}")
 
 
+def check_contexts(env):
+    """The per-thread context cache against the real driver and cudart: every allocation's
+    recorded context and device must be the ones the program saw (tests/recorder/programs/
+    context_switch.cpp switches in every way it can)."""
+    for variant in ("static", "shared"):
+        name = f"contexts_{variant}"
+        p, traces, _ = env.record(name, [str(env.gpu / f"context_switch_{variant}")])
+        if p.returncode != 0 or len(traces) != 1:
+            row(f"contexts followed ({variant} cudart)", False,
+                f"rc={p.returncode}, traces={len(traces)} {p.stderr[-300:]}")
+            continue
+        seen = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        recs = [r for r in env.dump(traces[0]) if r.get("record") == "event" and r["event"] == "alloc"]
+        by_size = {r["size"]: r for r in recs}
+        wrong = []
+        for s in seen:
+            r = by_size.get(s["size"], {})
+            if int(r.get("context", "0x0"), 16) != int(s["context"], 16) or r.get("device") != s["device"]:
+                wrong.append((s["size"], s["context"], s["device"], r.get("context"), r.get("device")))
+        row(f"contexts followed ({variant} cudart)", bool(seen) and not wrong,
+            f"{len(seen)} allocations compared; wrong (size, program ctx, dev, traced ctx, dev): "
+            f"{wrong or 'none'}")
+
+
+def check_trace_ends(env):
+    """Exact ends on the real driver: exit() while workers are inside CUDA calls, execve."""
+    programs = env.build / "tests/recorder/programs"
+    complete = 0
+    runs = 5
+    detail = []
+    for i in range(runs):
+        p, traces, _ = env.record(f"exit_race{i}", [str(programs / "exit_race"), "4", "2000"])
+        d, _ = env.run(f"exit_race{i}.dump", [str(env.cli), "dump", str(traces[0])],
+                       env=env.cli_env) if traces else (None, 0)
+        ok = p.returncode == 0 and len(traces) == 1 and d is not None and d.returncode == 0
+        complete += ok
+        if not ok:
+            detail.append(f"run {i}: rc={p.returncode} dump={d.returncode if d else None} "
+                          f"{(d.stderr if d else '')[-200:]}")
+    row("exit() while threads are inside CUDA calls", complete == runs,
+        f"{complete}/{runs} traces complete (nothing after the trailer) {detail or ''}")
+    p, traces, _ = env.record("exec", [str(programs / "lifecycle"), "exec", "/bin/true"])
+    d, _ = env.run("exec.dump", [str(env.cli), "dump", str(traces[0])], env=env.cli_env) \
+        if traces else (None, 0)
+    row("execve after CUDA", p.returncode == 0 and len(traces) == 1 and d is not None and
+        d.returncode == 0, f"rc={p.returncode}, traces={len(traces)}, dump rc="
+        f"{d.returncode if d else None} {(d.stderr if d else '')[-200:]}")
+
+
+def timed_run(env, name, cmd, run_env):
+    """Runs cmd; returns (returncode, stdout, wall seconds, user+sys seconds of it and its
+    threads and waited-for children, from wait4)."""
+    out_path, err_path = env.logs / f"{name}.out", env.logs / f"{name}.err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=run_env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, out_path.read_text(), wall, usage.ru_utime + usage.ru_stime
+
+
+def check_hot_path(env, runs):
+    """The recorder's cost per cudaMallocAsync/cudaFreeAsync event at stack depth 16 (target:
+    at most 100 ns more than untraced) and 0, static and shared cudart. alloc_loop times its
+    own loop (no process start, no CUDA initialisation): the traced program's wall time per
+    event. The CPU of the whole process (user + sys of all threads, wait4) is given too, as
+    the marginal cost between two loop sizes, so the writer thread's share is counted. Rounds
+    interleave plain and traced runs; figures are medians of per-round differences."""
+    small, large = 200000, 1000000
+    configs = ("plain", "16", "0")
+    sysfs = Path("/sys/devices/system/clocksource/clocksource0")
+    read = lambda f: (sysfs / f).read_text().strip() if (sysfs / f).exists() else "?"
+    row("clock source", None, f"current {read('current_clocksource')}, available "
+        f"{read('available_clocksource')} (events read the TSC only when the kernel keeps time "
+        "with it; otherwise clock_gettime)")
+    for variant in ("alloc_loop", "alloc_loop_shared"):
+        exe = env.gpu / variant
+        if not exe.exists():
+            row(f"hot path {variant}", False, "not built")
+            continue
+        loop = {c: [] for c in configs}   # ns per event, from the program's own timing
+        cpu = {c: [] for c in configs}    # marginal CPU ns per event, whole process
+        failed = None
+        for i in range(runs):
+            for c in configs:
+                got = {}
+                for pairs in (small, large):
+                    name = f"hot_{variant}_{c}_{pairs}_{i}"
+                    run_env = env.app_env if c == "plain" else env.traced_env(
+                        name, {"GPUMEMTRACE_STACK_DEPTH": c})
+                    rc, out, _, cpu_s = timed_run(env, name, [str(exe), "async", str(pairs)],
+                                                  run_env)
+                    for old in env.traces.glob(f"{name}.*gmtrace"):
+                        old.unlink()
+                    ns = [json.loads(l)["ns_per_pair"] for l in out.splitlines()
+                          if l.startswith('{"mode"')]
+                    if rc != 0 or not ns:
+                        failed = f"{c}: rc={rc}, see logs/{name}.err"
+                        break
+                    got[pairs] = (ns[0], cpu_s)
+                if failed:
+                    break
+                loop[c].append(got[large][0] / 2)
+                cpu[c].append((got[large][1] - got[small][1]) * 1e9 / (2 * (large - small)))
+            if failed:
+                break
+        if failed:
+            row(f"hot path {variant}", False, failed)
+            continue
+        parts = [f"plain {statistics.median(loop['plain']):.0f} ns per event (loop), "
+                 f"{statistics.median(cpu['plain']):.0f} ns CPU"]
+        ok = False
+        for d in configs[1:]:
+            wall = [t - p for t, p in zip(loop[d], loop["plain"])]
+            used = [t - p for t, p in zip(cpu[d], cpu["plain"])]
+            parts.append(f"depth {d}: {statistics.median(wall):+.0f} ns per event (loop; rounds "
+                         f"{[round(x) for x in wall]}), {statistics.median(used):+.0f} ns CPU")
+            if d == "16":
+                ok = statistics.median(wall) <= 100
+        row(f"hot path {variant}: cudaMallocAsync/cudaFreeAsync, {runs} rounds "
+            f"(target: depth 16 at most +100 ns per event)", ok, "; ".join(parts))
+
+
 def median_time(env, name, cmd, env_vars, runs):
     times = []
     for i in range(runs):
@@ -416,6 +540,8 @@ def main():
     groups = {"ranks": lambda e: check_ranks(e, row), "routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
               "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
+              "contexts": check_contexts, "trace_ends": check_trace_ends,
+              "hot_path": lambda e: check_hot_path(e, max(args.runs, 7)),
               "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
     # "ranks" needs 2 GPUs: only when asked for.
     wanted = [g for g in args.only.split(",") if g] or [g for g in groups if g != "ranks"]

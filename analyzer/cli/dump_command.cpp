@@ -34,10 +34,8 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
                 exit_code = kExitNotOk;
             } else if (!st.complete) {
                 std::cerr << "gpumemtrace: " << *trace << ": offset " << st.log_end_offset
-                          << ": incomplete trace: "
-                          << (st.trailer_seen ? "records follow the trailer"
-                                              : "no trailer (the process did not exit cleanly)")
-                          << " (" << st.ring_records << " records recovered from the ring)\n";
+                          << ": incomplete trace: " << st.incompleteReason() << " ("
+                          << st.ring_records << " records recovered from the ring)\n";
                 exit_code = kExitNotOk;
             }
         } catch (const TraceError& e) {

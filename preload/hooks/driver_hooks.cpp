@@ -326,8 +326,8 @@ GMT_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     return traceRelease<CUresult>(
         Op::Teardown, Api::cuDevicePrimaryCtxReset_v2, Kind::None,
         [&] {
-            forgetContexts();
-            return callReal(driverReal().cuDevicePrimaryCtxReset_v2, dev);
+            return endingContexts(
+                [&] { return callReal(driverReal().cuDevicePrimaryCtxReset_v2, dev); });
         },
         [&](Event& e) { e.device = static_cast<int16_t>(dev); });
 }
@@ -335,21 +335,20 @@ GMT_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 GMT_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
     return traceRelease<CUresult>(
         Op::Teardown, Api::cuCtxDestroy_v2, Kind::None,
-        [&] {
-            forgetContexts();
-            return callReal(driverReal().cuCtxDestroy_v2, ctx);
-        },
+        [&] { return endingContexts([&] { return callReal(driverReal().cuCtxDestroy_v2, ctx); }); },
         [&](Event& e) { e.context = u64(ctx); });
 }
 
 namespace {
 template <typename Call> CUresult ctxCreate(Api api, CUcontext* pctx, CUdevice dev, Call&& call) {
-    return traceCreate<CUresult>(Op::CtxCreate, api, Kind::None, call, [&](Event& e, bool ok) {
-        e.device = static_cast<int16_t>(dev);
-        if (ok) {
-            e.context = u64(*pctx);
-        }
-    });
+    return traceCreate<CUresult>(
+        Op::CtxCreate, api, Kind::None, [&] { return switchingContext(call); },
+        [&](Event& e, bool ok) {
+            e.device = static_cast<int16_t>(dev);
+            if (ok) {
+                e.context = u64(*pctx);
+            }
+        });
 }
 } // namespace
 
@@ -380,4 +379,26 @@ GMT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
     return tracePoolTrim<CUresult>(Api::cuMemPoolTrimTo, pool, keep, [&] {
         return callReal(driverReal().cuMemPoolTrimTo, pool, keep);
     });
+}
+
+// Calls that change which context is current on the calling thread, or end contexts:
+// wrapped only so that the per-thread context cache (current_context.h) forgets.
+GMT_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+    CUresult r = callReal(driverReal().cuCtxSetCurrent, ctx);
+    if (r != CUDA_SUCCESS || !cachedAsCurrent(ctx)) {
+        contextMayHaveChanged();
+    }
+    return r;
+}
+
+GMT_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+    return switchingContext([&] { return callReal(driverReal().cuCtxPushCurrent_v2, ctx); });
+}
+
+GMT_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+    return switchingContext([&] { return callReal(driverReal().cuCtxPopCurrent_v2, pctx); });
+}
+
+GMT_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+    return endingContexts([&] { return callReal(driverReal().cuDevicePrimaryCtxRelease_v2, dev); });
 }

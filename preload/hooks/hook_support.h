@@ -2,6 +2,7 @@
 // only says what is particular to its API: which real function, which event fields.
 #pragma once
 
+#include "../current_context.h"
 #include "../real_functions.h"
 #include "../recorder.h"
 #include "../reentrancy_guard.h"
@@ -34,44 +35,36 @@ class ErrnoGuard {
     int saved_;
 };
 
-// Bumped by every call that can end or create a context, so a context handle cached by a
-// thread is never trusted across a teardown that might recycle its address.
-inline std::atomic<uint64_t> g_context_generation{1};
-
-struct CurrentDeviceCache {
-    uint64_t generation;
-    CUcontext context;
-    int16_t device;
-};
-inline thread_local CurrentDeviceCache t_device_cache __attribute__((tls_model("initial-exec")));
-
-// Device ordinal and context of the calling thread, cheaply, through the driver itself
-// (never through the runtime, whose last-error state the program may be watching). The
-// device of a context never changes, so it is asked once per context and thread.
+// Device ordinal and context of the calling thread, from the per-thread cache of
+// current_context.h.
 inline void fillCurrentDevice(Event& e, bool with_context) {
-    const RealFunctions& cu = driverReal();
-    CUcontext ctx = nullptr;
-    if (!cu.cuCtxGetCurrent || cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
-        return;
-    }
-    if (with_context) {
-        e.context = reinterpret_cast<uint64_t>(ctx);
-    }
-    CurrentDeviceCache& cache = t_device_cache;
-    uint64_t generation = g_context_generation.load(std::memory_order_acquire);
-    if (cache.generation == generation && cache.context == ctx) {
-        e.device = cache.device;
-        return;
-    }
-    CUdevice dev;
-    if (cu.cuCtxGetDevice && cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
-        e.device = static_cast<int16_t>(dev);
-        cache = {generation, ctx, e.device};
+    CUcontext ctx;
+    int16_t device;
+    if (currentContext(ctx, device)) {
+        e.device = device;
+        if (with_context) {
+            e.context = reinterpret_cast<uint64_t>(ctx);
+        }
     }
 }
 
-inline void forgetContexts() {
-    g_context_generation.fetch_add(1, std::memory_order_acq_rel);
+// A call that may change the calling thread's current context. Nested inside a traced call
+// (cudart switching contexts inside cudaMalloc) it still counts: the outer call fills its
+// event after the real call returned.
+template <typename Call> auto switchingContext(Call&& call) {
+    auto r = call();
+    contextMayHaveChanged();
+    return r;
+}
+
+// A call that may end contexts (of any thread). Before and after: a thread that looks the
+// context up while it ends must not keep the dying handle.
+template <typename Call> auto endingContexts(Call&& call) {
+    contextsMayHaveEnded();
+    auto r = call();
+    contextsMayHaveEnded();
+    contextMayHaveChanged();
+    return r;
 }
 
 // On out-of-memory, what the driver said was free right then: the first question a user
@@ -92,6 +85,9 @@ inline void fillOutOfMemory(Event& e) {
 // the event's fields; out-parameters are read only when ok.
 template <typename Result, typename Call, typename Fill>
 Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    if (CallScope::nested()) {
+        return call(); // inside a traced call (cudart's cudaMalloc calls cuMemAlloc): silent
+    }
     CallScope scope;
     Result r = call();
     Recorder& recorder = Recorder::instance();
@@ -113,6 +109,9 @@ Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
 // commit the outcome. `fill(e)` sets the fields known before the call.
 template <typename Result, typename Call, typename Fill>
 Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
+    if (CallScope::nested()) {
+        return call();
+    }
     CallScope scope;
     Recorder& recorder = Recorder::instance();
     if (!scope.outermost() || !recorder.active()) {

@@ -204,10 +204,7 @@ GMT_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t array) {
 GMT_EXPORT cudaError_t cudaDeviceReset() {
     return traceRelease<cudaError_t>(
         Op::Teardown, Api::cudaDeviceReset, Kind::None,
-        [&] {
-            forgetContexts();
-            return callReal(runtimeReal().cudaDeviceReset);
-        },
+        [&] { return endingContexts([&] { return callReal(runtimeReal().cudaDeviceReset); }); },
         [&](Event& e) {
             fillCurrentDevice(e, false);
             if (e.device < 0) {
@@ -232,4 +229,19 @@ GMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep) {
     return tracePoolTrim<cudaError_t>(Api::cudaMemPoolTrimTo, pool, keep, [&] {
         return callReal(runtimeReal().cudaMemPoolTrimTo, pool, keep);
     });
+}
+
+// The runtime's ways of choosing the calling thread's device (and so its context): wrapped
+// only so that the per-thread context cache (current_context.h) forgets.
+GMT_EXPORT cudaError_t cudaSetDevice(int device) {
+    return switchingContext([&] { return callReal(runtimeReal().cudaSetDevice, device); });
+}
+
+GMT_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    return switchingContext([&] { return callReal(runtimeReal().cudaSetDeviceFlags, flags); });
+}
+
+GMT_EXPORT cudaError_t cudaInitDevice(int device, unsigned int device_flags, unsigned int flags) {
+    return switchingContext(
+        [&] { return callReal(runtimeReal().cudaInitDevice, device, device_flags, flags); });
 }

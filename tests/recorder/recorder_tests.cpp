@@ -1,14 +1,13 @@
 // Integration tests of libgpumemtrace.so: small programs run on the simulated CUDA with
 // the library preloaded; assertions are on `gpumemtrace dump` of the traces they leave.
-#include "subprocess.h"
-#include "temp_dir.h"
-#include "trace_dump.h"
+#include "traced_run.h"
 
 #include <catch2/catch.hpp>
 
 #include <csignal>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <sys/stat.h>
 #include <tuple>
 
@@ -16,37 +15,6 @@ using namespace gmt::test;
 using nlohmann::json;
 
 namespace {
-
-const std::string kBin = GMT_BUILD_DIR "/bin";
-const std::string kCli = kBin + "/gpumemtrace";
-const std::string kPrograms = GMT_PROGRAM_DIR;
-
-struct Run {
-    TempDir dir;
-    ProcessResult result;
-    std::vector<std::string> traces;
-};
-
-Run traced(const std::vector<std::string>& argv, Environment extra = {}) {
-    Run run;
-    Environment env = {{"LD_PRELOAD", GMT_BUILD_DIR "/lib/libgpumemtrace.so"},
-                       {"LD_LIBRARY_PATH", GMT_BUILD_DIR "/lib/cudasim"},
-                       {"GPUMEMTRACE_OUTPUT", run.dir.file("t.%p.gmtrace")}};
-    for (auto& kv : extra) {
-        env.push_back(kv);
-    }
-    run.result = runProcess(argv, env);
-    run.traces = listFiles(run.dir.path(), ".gmtrace");
-    return run;
-}
-
-DumpedTrace only(const Run& run) {
-    REQUIRE(run.traces.size() == 1);
-    DumpedTrace t = dumpTrace(kCli, run.traces[0]);
-    INFO(t.error);
-    REQUIRE(t.exit_code == 0);
-    return t;
-}
 
 // Exactly one successful event of `op` with `size`, named `api`, of `kind`.
 json expectOne(const DumpedTrace& t, const std::string& op, uint64_t size, const std::string& api,
@@ -366,4 +334,45 @@ TEST_CASE("dlsym(RTLD_NEXT) still resolves relative to the real caller", "[recor
     Run run = traced({kPrograms + "/rtld_next"});
     INFO(run.result.err);
     CHECK(run.result.exit_code == 0);
+}
+
+TEST_CASE("the context and device recorded follow every switch", "[recorder][context]") {
+    Run run = traced({kPrograms + "/context_switch"});
+    INFO(run.result.err);
+    REQUIRE(run.result.exit_code == 0);
+    DumpedTrace t = only(run);
+    std::istringstream lines(run.result.out);
+    std::string line;
+    int compared = 0;
+    while (std::getline(lines, line)) {
+        json seen = json::parse(line);
+        auto found = t.find("alloc", seen["size"].get<uint64_t>());
+        INFO(line);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0]["context"] == seen["context"]);
+        CHECK(found[0]["device"] == seen["device"]);
+        ++compared;
+    }
+    CHECK(compared >= 10);
+}
+
+TEST_CASE("event times are CLOCK_MONOTONIC, in order, within the trace's start and end",
+          "[recorder][clock]") {
+    // Long enough for the writer thread to refit the event clock many times (every 10 ms).
+    Run run =
+        traced({kPrograms + "/lifecycle", "pairs", "300000"}, {{"GPUMEMTRACE_STACK_DEPTH", "0"}});
+    REQUIRE(run.result.exit_code == 0);
+    DumpedTrace t = only(run);
+    REQUIRE(t.events.size() == 600000);
+    const uint64_t start = t.header["start_mono_ns"];
+    const uint64_t end = t.trailer["end_mono_ns"];
+    uint64_t prev = start;
+    size_t backwards = 0;
+    for (const json& e : t.events) {
+        const uint64_t time = e["time_ns"];
+        backwards += time < prev;
+        prev = time;
+    }
+    CHECK(backwards == 0);
+    CHECK(prev <= end);
 }

@@ -21,6 +21,7 @@ DumpedTrace dumpTrace(const std::string& cli, const std::string& path) {
         }
         json j = json::parse(line);
         std::string kind = j.value("record", "");
+        t.last_record = kind;
         if (kind == "header") {
             t.header = j;
         } else if (kind == "event") {
@@ -33,6 +34,7 @@ DumpedTrace dumpTrace(const std::string& cli, const std::string& path) {
             t.devices.push_back(j);
         } else if (kind == "trailer") {
             t.trailer = j;
+            ++t.trailers;
         }
     }
     return t;

@@ -14,7 +14,9 @@ struct DumpedTrace {
     std::vector<nlohmann::json> stacks;
     std::vector<nlohmann::json> modules;
     std::vector<nlohmann::json> devices;
-    nlohmann::json trailer; // null when the trace has none
+    nlohmann::json trailer; // the last one; null when the trace has none
+    int trailers = 0;
+    std::string last_record; // what the last record is ("trailer", "event", ...)
     int exit_code = -1;
     std::string error;
 

@@ -26,6 +26,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace gmt::format {
 
 inline constexpr char kMagic[8] = {'G', 'M', 'T', 'R', 'A', 'C', 'E', '\0'};
@@ -257,8 +261,9 @@ struct Event {
 static_assert(sizeof(Event) == 104);
 
 // ---------------------------------------------------------------------------------
-// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events`,
-// which producers update in place (it lives in the shared mapping, so it is durable).
+// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events` and
+// `flags`, which the recorder updates in place (they live in the shared mapping, so they
+// are durable).
 struct Prologue {
     char magic[8];
     uint32_t format_version;
@@ -268,11 +273,16 @@ struct Prologue {
     uint32_t slot_size;     // = kSlotSize
     uint64_t log_offset;    // = ring_offset + ring_slots * slot_size
     uint64_t dropped_events;
-    uint32_t flags;
+    uint32_t flags;    // kPrologue* bits
     uint32_t checksum; // crc32c of the bytes before `dropped_events`
 };
 static_assert(sizeof(Prologue) == 56);
 inline constexpr size_t kPrologueChecksummedBytes = offsetof(Prologue, dropped_events);
+
+// Prologue flags. The log could not be written (full file system, quota, file size
+// limit): the recorder stopped there. What the log lacks is in the ring; every call after
+// the failure counts in `dropped_events`.
+inline constexpr uint32_t kPrologueLogFailed = 1u << 0;
 
 // ---------------------------------------------------------------------------------
 // Ring slot (kSlotSize bytes). `seq` is written last, with release ordering: the slot
@@ -366,6 +376,9 @@ struct TrailerInfo {
     uint64_t end_mono_ns = 0;
     uint64_t end_wall_ns = 0;
     int32_t exit_signal = 0; // the fatal signal that ended the process; 0: it exited
+    // Ring positions taken by calls that had not returned when the trace ended (another
+    // thread inside cudaFree as the process exits): not in the trace, counted here.
+    uint64_t in_flight = 0;
 };
 
 struct PhaseInfo {
@@ -626,29 +639,211 @@ template <typename F> void forEachEventField(Event& e, F&& f) {
 }
 } // namespace detail
 
-// Appends the event body (op, mask, deltas) and remembers `e` in the coder.
+// The largest event body: op (1 byte), mask (3 bytes), 17 deltas of at most 10 bytes.
+inline constexpr size_t kMaxEventBody = 1 + 3 + kEventFields * 10;
+// The largest event record: tag, body length (2 bytes: the body is under 16 KiB), body.
+inline constexpr size_t kMaxEventRecord = 1 + 2 + kMaxEventBody;
+
+namespace detail {
+// Unchecked LEB128 into a buffer the caller sized; returns the end.
+inline uint8_t* putVarint(uint8_t* p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = static_cast<uint8_t>(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = static_cast<uint8_t>(v);
+    return p;
+}
+
+inline uint8_t* putDelta(uint8_t* p, uint64_t cur, uint64_t prev) {
+    const auto d = static_cast<int64_t>(cur - prev);
+    return putVarint(p, (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63));
+}
+} // namespace detail
+
+namespace detail {
+// Which bytes of two Events differ: bit i of `lo` for byte i (0-63), bit i of `hi` for byte
+// 64 + i (64-103).
+struct ByteChanges {
+    uint64_t lo;
+    uint64_t hi;
+};
+
+#if defined(__SSE2__)
+inline ByteChanges byteChanges(const uint8_t* a, const uint8_t* b) {
+    auto neq = [&](int off) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + off));
+        const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + off));
+        return static_cast<uint64_t>(~_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) & 0xffff);
+    };
+    // The last 16-byte load starts at 88 (overlapping) so as not to read past byte 103.
+    return {neq(0) | neq(16) << 16 | neq(32) << 32 | neq(48) << 48,
+            neq(64) | neq(80) << 16 | (neq(88) >> 8) << 32};
+}
+#else
+inline ByteChanges byteChanges(const uint8_t* a, const uint8_t* b) {
+    ByteChanges c{0, 0};
+    for (int i = 0; i < 104; ++i) {
+        if (a[i] != b[i]) {
+            (i < 64 ? c.lo : c.hi) |= uint64_t{1} << (i & 63);
+        }
+    }
+    return c;
+}
+#endif
+
+inline uint64_t word(const uint8_t* p, int i) {
+    uint64_t v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+}
+
+// Whether two Events agree from byte 24 on (everything but time, address and size).
+#if defined(__SSE2__)
+inline bool sameFromWord3(const uint8_t* a, const uint8_t* b) {
+    auto eq = [&](int off) {
+        return _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + off)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + off)));
+    };
+    const __m128i all = _mm_and_si128(_mm_and_si128(eq(24), eq(40)),
+                                      _mm_and_si128(_mm_and_si128(eq(56), eq(72)), eq(88)));
+    return _mm_movemask_epi8(all) == 0xffff;
+}
+#else
+inline bool sameFromWord3(const uint8_t* a, const uint8_t* b) {
+    return std::memcmp(a + 24, b + 24, 80) == 0;
+}
+#endif
+} // namespace detail
+
+// Writes the event body (op, mask, deltas) of the Event stored at `event` (sizeof(Event)
+// bytes, any alignment) to `out`, which has room for kMaxEventBody bytes; remembers the
+// event in the coder and returns the body's size. The recorder's writer thread encodes
+// every event through it, so it compares the two Events' bytes at once (the detail::
+// byteChanges masks) and looks at single fields only where bytes differ; the common case,
+// an event that differs from the previous of its op in time, address or size only, is
+// recognised by one comparison of the other 80 bytes and coded without looking further. The bytes
+// are exactly what the field walk of docs/trace-format.md gives
+// (tests/analyzer/decoder_test.cpp checks that against a plain implementation).
+inline size_t encodeEventBodyTo(uint8_t* out, const void* event, EventCoder& coder) {
+    const auto* c = static_cast<const uint8_t*>(event);
+    const uint8_t op = c[offsetof(Event, op)];
+    auto* p = reinterpret_cast<uint8_t*>(&coder.prev[op % kOpSlots]);
+    using detail::word;
+    if (detail::sameFromWord3(c, p)) [[likely]] {
+        // Only time, address and size may differ: what an allocation loop changes.
+        const uint64_t mask = static_cast<uint64_t>(word(c, 0) != word(p, 0)) |
+                              static_cast<uint64_t>(word(c, 1) != word(p, 1)) << 1 |
+                              static_cast<uint64_t>(word(c, 2) != word(p, 2)) << 2;
+        uint8_t* w = detail::putVarint(out, op);
+        w = detail::putVarint(w, mask);
+        for (int i = 0; i < 3; ++i) {
+            if (mask & (uint64_t{1} << i)) {
+                w = detail::putDelta(w, word(c, i), word(p, i));
+            }
+        }
+        std::memcpy(p, c, 3 * sizeof(uint64_t)); // the rest is equal already
+        return static_cast<size_t>(w - out);
+    }
+    const detail::ByteChanges ch = detail::byteChanges(c, p);
+    // Field bits from the bytes that changed (layout: the asserts after this function).
+    auto any = [](uint64_t bits, uint64_t m, int b) {
+        return static_cast<uint64_t>((bits & m) != 0) << b;
+    };
+    const uint64_t mask = any(ch.lo, 0xff, 0) | any(ch.lo, 0xff00, 1) | any(ch.lo, 0xff0000, 2) |
+                          any(ch.lo, 0xffull << 24, 9) | any(ch.lo, 0xffull << 32, 10) |
+                          any(ch.lo, 0xffull << 40, 16) | any(ch.lo, 0xffull << 48, 15) |
+                          any(ch.lo, 0xffull << 56, 11) | any(ch.hi, 0xff, 12) |
+                          any(ch.hi, 0xff00, 13) | any(ch.hi, 0xfull << 16, 14) |
+                          any(ch.hi, 0xfull << 20, 3) | any(ch.hi, 0xfull << 24, 6) |
+                          any(ch.hi, 0xfull << 28, 8) | any(ch.hi, 0x3ull << 32, 7) |
+                          any(ch.hi, 0x1ull << 35, 4) | any(ch.hi, 0x1ull << 36, 5);
+    uint8_t* w = detail::putVarint(out, op);
+    w = detail::putVarint(w, mask);
+    auto u32 = [](uint64_t v, int shift) {
+        return static_cast<uint64_t>(static_cast<uint32_t>(v >> shift));
+    };
+    auto u8 = [](uint64_t v, int shift) { return (v >> shift) & 0xff; };
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+        switch (__builtin_ctzll(m)) {
+        case 0:
+            w = detail::putDelta(w, word(c, 0), word(p, 0));
+            break;
+        case 1:
+            w = detail::putDelta(w, word(c, 1), word(p, 1));
+            break;
+        case 2:
+            w = detail::putDelta(w, word(c, 2), word(p, 2));
+            break;
+        case 3:
+            w = detail::putDelta(w, u32(word(c, 10), 32), u32(word(p, 10), 32));
+            break;
+        case 4:
+            w = detail::putDelta(w, u8(word(c, 12), 24), u8(word(p, 12), 24));
+            break;
+        case 5:
+            w = detail::putDelta(w, u8(word(c, 12), 32), u8(word(p, 12), 32));
+            break;
+        case 6:
+            w = detail::putDelta(w, u32(word(c, 11), 0), u32(word(p, 11), 0));
+            break;
+        case 7: // device: sign-extended
+            w = detail::putDelta(w, static_cast<uint64_t>(static_cast<int16_t>(word(c, 12))),
+                                 static_cast<uint64_t>(static_cast<int16_t>(word(p, 12))));
+            break;
+        case 8: // result: sign-extended
+            w = detail::putDelta(w, static_cast<uint64_t>(static_cast<int32_t>(word(c, 11) >> 32)),
+                                 static_cast<uint64_t>(static_cast<int32_t>(word(p, 11) >> 32)));
+            break;
+        case 9:
+            w = detail::putDelta(w, word(c, 3), word(p, 3));
+            break;
+        case 10:
+            w = detail::putDelta(w, word(c, 4), word(p, 4));
+            break;
+        case 11:
+            w = detail::putDelta(w, word(c, 7), word(p, 7));
+            break;
+        case 12:
+            w = detail::putDelta(w, word(c, 8), word(p, 8));
+            break;
+        case 13:
+            w = detail::putDelta(w, word(c, 9), word(p, 9));
+            break;
+        case 14:
+            w = detail::putDelta(w, u32(word(c, 10), 0), u32(word(p, 10), 0));
+            break;
+        case 15:
+            w = detail::putDelta(w, word(c, 6), word(p, 6));
+            break;
+        default: // 16
+            w = detail::putDelta(w, word(c, 5), word(p, 5));
+            break;
+        }
+    }
+    std::memcpy(p, c, sizeof(Event));
+    return static_cast<size_t>(w - out);
+}
+
+// The same, appended to a writer.
 inline void encodeEventBody(ByteWriter& w, const Event& e, EventCoder& coder) {
-    auto op = static_cast<uint8_t>(e.op);
-    Event& prev = coder.prev[op % kOpSlots];
-    uint64_t values[kEventFields];
-    uint64_t prev_values[kEventFields];
-    Event copy = e;
-    detail::forEachEventField(copy, [&](int i, uint64_t& v) { values[i] = v; });
-    detail::forEachEventField(prev, [&](int i, uint64_t& v) { prev_values[i] = v; });
-    uint64_t mask = 0;
-    for (uint32_t i = 0; i < kEventFields; ++i) {
-        if (values[i] != prev_values[i]) {
-            mask |= uint64_t{1} << i;
-        }
+    uint8_t body[kMaxEventBody];
+    w.bytes(body, encodeEventBodyTo(body, &e, coder));
+}
+
+// Writes a whole event record (tag, body length, body) of the Event stored at `event` to
+// `out`, which has room for kMaxEventRecord bytes; returns its size.
+inline size_t encodeEventRecordTo(uint8_t* out, const void* event, EventCoder& coder) {
+    out[0] = static_cast<uint8_t>(RecordTag::Event);
+    size_t n = encodeEventBodyTo(out + 2, event, coder);
+    if (n < 0x80) [[likely]] {
+        out[1] = static_cast<uint8_t>(n);
+        return 2 + n;
     }
-    w.varint(op);
-    w.varint(mask);
-    for (uint32_t i = 0; i < kEventFields; ++i) {
-        if (mask & (uint64_t{1} << i)) {
-            w.svarint(static_cast<int64_t>(values[i] - prev_values[i]));
-        }
-    }
-    prev = e;
+    std::memmove(out + 3, out + 2, n);
+    out[1] = static_cast<uint8_t>(n | 0x80);
+    out[2] = static_cast<uint8_t>(n >> 7);
+    return 3 + n;
 }
 
 namespace detail {
@@ -882,6 +1077,7 @@ inline void encodeTrailer(ByteWriter& w, const TrailerInfo& t) {
     w.varint(t.end_mono_ns);
     w.varint(t.end_wall_ns);
     w.svarint(t.exit_signal);
+    w.varint(t.in_flight);
 }
 
 inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
@@ -890,6 +1086,7 @@ inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
     t.end_mono_ns = r.varint();
     t.end_wall_ns = r.varint();
     t.exit_signal = r.atEnd() ? 0 : static_cast<int32_t>(r.svarint());
+    t.in_flight = r.atEnd() ? 0 : r.varint();
     return r.ok();
 }
 

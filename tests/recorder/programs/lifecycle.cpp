@@ -5,6 +5,10 @@
 //   segv       allocates 35001, then dereferences NULL
 //   abort      allocates 36001, then abort()
 //   exit       allocates 37001, then _exit(3)
+//   exec       allocates and frees 38001, then execs argv[2] with the arguments after it
+//   execle     the same through execle (at most two arguments), with this environment
+//   exec-fail  allocates and frees 38001, fails to exec, allocates and frees 38002, exits 0
+//   pairs      argv[2] cudaMalloc/cudaFree pairs, prints "done N", exits 0
 //   nocuda     never touches CUDA
 #include <cuda_runtime_api.h>
 
@@ -69,6 +73,38 @@ int main(int argc, char** argv) {
     if (std::strcmp(mode, "exit") == 0) {
         alloc(37001);
         _exit(3);
+    }
+    if (std::strcmp(mode, "exec") == 0 && argc > 2) {
+        cudaFree(alloc(38001));
+        execv(argv[2], argv + 2);
+        std::perror("execv");
+        return 127;
+    }
+    if (std::strcmp(mode, "execle") == 0 && argc > 3) {
+        cudaFree(alloc(38001));
+        if (argc > 4) {
+            execle(argv[2], argv[2], argv[3], argv[4], nullptr, environ);
+        } else {
+            execle(argv[2], argv[2], argv[3], nullptr, environ);
+        }
+        std::perror("execle");
+        return 127;
+    }
+    if (std::strcmp(mode, "exec-fail") == 0) {
+        cudaFree(alloc(38001));
+        char* args[] = {const_cast<char*>("/nonexistent/program"), nullptr};
+        execv(args[0], args);
+        cudaFree(alloc(38002));
+        std::puts("exec failed, went on");
+        return 0;
+    }
+    if (std::strcmp(mode, "pairs") == 0) {
+        long n = argc > 2 ? std::atol(argv[2]) : 1000;
+        for (long i = 0; i < n; ++i) {
+            cudaFree(alloc(39001));
+        }
+        std::printf("done %ld\n", n);
+        return 0;
     }
     std::fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
