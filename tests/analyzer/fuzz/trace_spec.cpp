@@ -1,5 +1,7 @@
 #include "trace_spec.h"
 
+#include "support/trace_builder.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -563,16 +565,7 @@ uint64_t logPositions(const TraceSpec& spec) {
 
 std::vector<uint8_t> emptyTrace(uint32_t ring_slots, uint64_t dropped_events) {
     std::vector<uint8_t> file(tf::kPrologueSize + size_t{ring_slots} * tf::kSlotSize, 0);
-    tf::Prologue p{};
-    std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
-    p.format_version = tf::kFormatVersion;
-    p.prologue_size = sizeof p;
-    p.ring_offset = tf::kPrologueSize;
-    p.ring_slots = ring_slots;
-    p.slot_size = tf::kSlotSize;
-    p.log_offset = tf::kPrologueSize + uint64_t{ring_slots} * tf::kSlotSize;
-    p.dropped_events = dropped_events;
-    p.checksum = tf::prologueChecksum(p);
+    const tf::Prologue p = test::TraceBuilder::prologue(ring_slots, dropped_events);
     std::memcpy(file.data(), &p, sizeof p);
     return file;
 }
@@ -703,6 +696,7 @@ LogItem randomRecord(std::mt19937_64& rng, const TraceSpec& spec) {
             t.dropped_events = rng() % 3 == 0 ? rng() % 50 : 0;
             t.end_mono_ns = rng();
             t.exit_signal = rng() % 4 == 0 ? static_cast<int32_t>(rng() % 32) : 0;
+            t.in_flight = rng() % 4 == 0 ? (rng() % 2 ? interesting(rng) : rng() % 8) : 0;
             tf::encodeTrailer(w, t);
         });
     default: {
