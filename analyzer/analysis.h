@@ -56,6 +56,28 @@ struct FragmentationEntry {
     Fragmentation data;
 };
 
+// A run of sequence positions no part of the trace holds (docs/analysis.md, "Missing
+// events"): events the process made whose records were lost.
+struct MissingRange {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before it (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+// What is known to be missing from one trace. Leak and error figures that the missing
+// events could change are marked uncertain (Lifetimes), not presented as fact.
+struct MissingEvents {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every range, listed or not
+    uint64_t range_count = 0;
+    std::vector<MissingRange> ranges; // the first AnalysisOptions::max_listed
+    // The log ends in damage and nothing after it survived: an unknown number of events.
+    bool unknown_tail = false;
+
+    bool any() const { return dropped_events > 0 || range_count > 0 || unknown_tail; }
+};
+
 struct ProcessData {
     std::string trace_file;
     format::Prologue prologue{};
@@ -70,6 +92,7 @@ struct ProcessData {
     std::vector<format::PhaseInfo> phases; // markers, capped
     std::unique_ptr<PhaseTracker> phase_tracker;
     ReadStatus status;
+    MissingEvents missing;
     bool ended = false; // endProcess() was called: its memory no longer counts as live
     uint64_t first_time_ns = 0;
     uint64_t last_time_ns = 0;
@@ -109,9 +132,15 @@ class Analysis {
 
   private:
     void onEvent(uint32_t process, const format::Event& e);
+    void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);
     void onPeakSnapshot(const PeakPoint& peak);
     std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
+    // Fragmentation on every device of the process (live_only: those holding memory), in
+    // one walk of its live set, appended to `out` as taken at `moment` (with each device's
+    // address layout when layout_entries > 0).
+    void measureDevices(uint32_t process, bool live_only, Moment moment, uint64_t time_ns,
+                        std::vector<FragmentationEntry>& out, size_t layout_entries = 0) const;
 
     AnalysisOptions options_;
     LiveAccounting accounting_;

@@ -70,4 +70,15 @@ struct Fragmentation {
 Fragmentation measureFragmentation(const Lifetimes& live, uint32_t process, int device,
                                    uint64_t granularity, size_t top, size_t layout_entries = 0);
 
+struct FragmentationRequest {
+    int device = -1;
+    uint64_t granularity = 0;
+};
+
+// Several devices in one walk of the live set, one result per request in request order: a
+// trace may name thousands of devices, and a walk per device would cost devices x live.
+std::vector<Fragmentation> measureFragmentation(const Lifetimes& live, uint32_t process,
+                                                const std::vector<FragmentationRequest>& devices,
+                                                size_t top, size_t layout_entries = 0);
+
 } // namespace gmt::analyzer

@@ -36,6 +36,22 @@ struct PythonRuntime {
     format::PythonStatus status = format::PythonStatus::NotDetected;
 };
 
+// Where events are missing from a trace (docs/analysis.md, "Missing events").
+struct MissingRangeReport {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before the gap (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+struct MissingEventsReport {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every gap
+    uint64_t gap_count = 0;
+    std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
+    bool unknown_tail = false;            // a damaged log with nothing after it
+};
+
 struct ProcessReport {
     uint64_t pid = 0;
     std::string command;
@@ -70,6 +86,8 @@ struct ProcessReport {
     // Unset when the trace saw no CPython (or an older tracer wrote it): then no stack of
     // the process has Python frames, and nothing needs saying.
     std::optional<PythonRuntime> python;
+    // Set when events are missing: its leak and error figures are then partly uncertain.
+    std::optional<MissingEventsReport> missing_events;
 };
 
 struct Summary {
@@ -83,6 +101,9 @@ struct Summary {
     uint64_t peak_time_ns = 0;
     uint64_t leak_groups = 0;
     uint64_t teardown_released_bytes = 0;
+    // Of the errors and leaked bytes, those that missing events could explain.
+    uint64_t uncertain_errors = 0;
+    uint64_t uncertain_leaked_bytes = 0;
 };
 
 struct KindReport {
@@ -113,6 +134,9 @@ struct LeakSite {
     bool released_by_teardown = false;
     uint64_t pid = 0;
     uint64_t stack_id = 0;
+    // Of `bytes`, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 // What the `leaks` list covers and how much lies beyond it. Without a phase and a filter
@@ -125,6 +149,9 @@ struct LeakScope {
     uint64_t suppressed_bytes = 0;
     uint64_t suppressed_allocations = 0;
     uint64_t suppressed_sites = 0;
+    // Of `bytes` and `allocations`, those missing events could explain.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 struct PeakSite {
@@ -229,6 +256,7 @@ struct ErrorReport {
     std::string detail;
     int64_t result = 0;
     uint64_t pid = 0;
+    bool uncertain = false; // missing events could explain it
 };
 
 struct TimelineReport {

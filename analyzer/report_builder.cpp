@@ -78,6 +78,17 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
         }
         r.python = PythonRuntime{pythonVersionText(p.header->python_version), status};
     }
+    if (p.missing.any()) {
+        MissingEventsReport m;
+        m.dropped_events = p.missing.dropped_events;
+        m.missing_positions = p.missing.missing_positions;
+        m.gap_count = p.missing.range_count;
+        for (const MissingRange& g : p.missing.ranges) {
+            m.gaps.push_back({g.first_position, g.positions, g.after_time_ns, g.before_time_ns});
+        }
+        m.unknown_tail = p.missing.unknown_tail;
+        r.missing_events = std::move(m);
+    }
     return r;
 }
 
@@ -91,6 +102,8 @@ struct LeakRow {
     bool teardown = false;
     uint64_t bytes = 0;
     uint64_t allocations = 0;
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 // The phase index a phase name has in one process, or kNoPhase.
@@ -121,10 +134,13 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             auto [it, inserted] = index.try_emplace(
                 std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
             if (inserted) {
-                rows.push_back({i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0});
+                rows.push_back(
+                    {i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0, 0, 0});
             }
             rows[it->second].bytes += g.bytes;
             rows[it->second].allocations += g.allocations;
+            rows[it->second].uncertain_bytes += g.uncertain_bytes;
+            rows[it->second].uncertain_allocations += g.uncertain_allocations;
         }
     }
     std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
@@ -187,6 +203,7 @@ class Builder {
             s.frees += c.frees;
             s.failed_allocations += c.failed_allocations;
             s.errors += c.errors;
+            s.uncertain_errors += c.uncertain_errors;
             for (size_t k = 0; k < kKindCount; ++k) {
                 kind_allocs[k] += c.allocations_by_kind[k];
             }
@@ -198,6 +215,7 @@ class Builder {
                 groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
                 s.leaked_bytes += g.bytes;
                 s.leaked_allocations += g.allocations;
+                s.uncertain_leaked_bytes += g.uncertain_bytes;
                 proc_leaked += g.bytes;
                 if (key.released_by_teardown) {
                     s.teardown_released_bytes += g.bytes;
@@ -278,6 +296,8 @@ class Builder {
                 // Beyond the list and nothing to match: counted, never symbolized.
                 scope.bytes += row.bytes;
                 scope.allocations += row.allocations;
+                scope.uncertain_bytes += row.uncertain_bytes;
+                scope.uncertain_allocations += row.uncertain_allocations;
                 ++scope.sites;
                 continue;
             }
@@ -290,6 +310,8 @@ class Builder {
             site.released_by_teardown = row.teardown;
             site.pid = pidOf(*procs_[row.process]);
             site.stack_id = row.stack;
+            site.uncertain_bytes = row.uncertain_bytes;
+            site.uncertain_allocations = row.uncertain_allocations;
             if (options_.leak_filter && options_.leak_filter(site)) {
                 scope.suppressed_bytes += row.bytes;
                 scope.suppressed_allocations += row.allocations;
@@ -298,6 +320,8 @@ class Builder {
             }
             scope.bytes += row.bytes;
             scope.allocations += row.allocations;
+            scope.uncertain_bytes += row.uncertain_bytes;
+            scope.uncertain_allocations += row.uncertain_allocations;
             ++scope.sites;
             if (listed) {
                 r.leaks.push_back(std::move(site));
@@ -389,6 +413,7 @@ class Builder {
                 out.detail = e.detail;
                 out.result = e.result;
                 out.pid = pidOf(*procs_[i]);
+                out.uncertain = e.uncertain;
                 r.errors.push_back(std::move(out));
             }
         }

@@ -238,6 +238,18 @@ ProcessReport processOf(const Field& f) {
     if (auto python = f.find("python")) {
         p.python = PythonRuntime{str(*python, "version"), pythonStatusOf(python->at("status"))};
     }
+    if (auto m = f.find("missing_events")) {
+        MissingEventsReport missing;
+        missing.dropped_events = u64(*m, "dropped_events");
+        missing.missing_positions = u64(*m, "missing_positions");
+        missing.gap_count = u64(*m, "gap_count");
+        m->at("gaps").forEach([&](const Field& g) {
+            missing.gaps.push_back({u64(g, "first_position"), u64(g, "positions"),
+                                    u64(g, "after_time_ns"), u64(g, "before_time_ns")});
+        });
+        missing.unknown_tail = m->at("unknown_tail").boolean();
+        p.missing_events = std::move(missing);
+    }
     return p;
 }
 
@@ -253,6 +265,8 @@ Summary summaryOf(const Field& f) {
     s.peak_time_ns = u64(f, "peak_time_ns");
     s.leak_groups = u64Or(f, "leak_groups", 0);
     s.teardown_released_bytes = u64Or(f, "teardown_released_bytes", 0);
+    s.uncertain_errors = u64Or(f, "uncertain_errors", 0);
+    s.uncertain_leaked_bytes = u64Or(f, "uncertain_leaked_bytes", 0);
     return s;
 }
 
@@ -266,6 +280,8 @@ LeakSite leakOf(const Field& f) {
     l.released_by_teardown = boolOr(f, "released_by_teardown", false);
     l.pid = u64Or(f, "pid", 0);
     l.stack_id = u64Or(f, "stack_id", 0);
+    l.uncertain_bytes = u64Or(f, "uncertain_bytes", 0);
+    l.uncertain_allocations = u64Or(f, "uncertain_allocations", 0);
     return l;
 }
 
@@ -288,6 +304,8 @@ LeakScope scopeOf(const Report& r, const std::optional<Field>& f) {
     s.suppressed_bytes = u64(*f, "suppressed_bytes");
     s.suppressed_allocations = u64(*f, "suppressed_allocations");
     s.suppressed_sites = u64(*f, "suppressed_sites");
+    s.uncertain_bytes = u64Or(*f, "uncertain_bytes", 0);
+    s.uncertain_allocations = u64Or(*f, "uncertain_allocations", 0);
     return s;
 }
 
@@ -471,6 +489,7 @@ ErrorReport errorOf(const Field& f) {
         e.result = v->i64();
     }
     e.pid = u64Or(f, "pid", 0);
+    e.uncertain = boolOr(f, "uncertain", false);
     return e;
 }
 

@@ -85,6 +85,21 @@ Json processJson(const ProcessReport& p) {
         j["python"] = Json{{"version", text(p.python->version)},
                            {"status", format::pythonStatusName(p.python->status)}};
     }
+    if (p.missing_events) {
+        const MissingEventsReport& m = *p.missing_events;
+        Json gaps = Json::array();
+        for (const MissingRangeReport& g : m.gaps) {
+            gaps.push_back(Json{{"first_position", g.first_position},
+                                {"positions", g.positions},
+                                {"after_time_ns", g.after_time_ns},
+                                {"before_time_ns", g.before_time_ns}});
+        }
+        j["missing_events"] = Json{{"dropped_events", m.dropped_events},
+                                   {"missing_positions", m.missing_positions},
+                                   {"gap_count", m.gap_count},
+                                   {"gaps", std::move(gaps)},
+                                   {"unknown_tail", m.unknown_tail}};
+    }
     return j;
 }
 
@@ -196,7 +211,9 @@ Json toJson(const Report& r) {
                              {"peak_bytes", s.peak_bytes},
                              {"peak_time_ns", s.peak_time_ns},
                              {"leak_groups", s.leak_groups},
-                             {"teardown_released_bytes", s.teardown_released_bytes}};
+                             {"teardown_released_bytes", s.teardown_released_bytes},
+                             {"uncertain_errors", s.uncertain_errors},
+                             {"uncertain_leaked_bytes", s.uncertain_leaked_bytes}};
 
     Json kinds = Json::object();
     for (const KindReport& k : r.kinds) {
@@ -229,7 +246,9 @@ Json toJson(const Report& r) {
                              {"stack", stackJson(l.stack)},
                              {"released_by_teardown", l.released_by_teardown},
                              {"pid", l.pid},
-                             {"stack_id", l.stack_id}});
+                             {"stack_id", l.stack_id},
+                             {"uncertain_bytes", l.uncertain_bytes},
+                             {"uncertain_allocations", l.uncertain_allocations}});
     }
     report["leaks"] = std::move(leaks);
     const LeakScope& scope = r.leak_scope;
@@ -239,7 +258,9 @@ Json toJson(const Report& r) {
                                 {"sites", scope.sites},
                                 {"suppressed_bytes", scope.suppressed_bytes},
                                 {"suppressed_allocations", scope.suppressed_allocations},
-                                {"suppressed_sites", scope.suppressed_sites}};
+                                {"suppressed_sites", scope.suppressed_sites},
+                                {"uncertain_bytes", scope.uncertain_bytes},
+                                {"uncertain_allocations", scope.uncertain_allocations}};
 
     Json top_sites = Json::array();
     for (const PeakSite& site : r.peak.top_sites) {
@@ -315,7 +336,8 @@ Json toJson(const Report& r) {
                               {"allocation_api", text(e.allocation_api)},
                               {"detail", text(e.detail)},
                               {"result", e.result},
-                              {"pid", e.pid}});
+                              {"pid", e.pid},
+                              {"uncertain", e.uncertain}});
     }
     report["errors"] = std::move(errors);
 

@@ -1,9 +1,12 @@
 // Live bytes over time in bounded memory. The trace length is unknown while streaming,
 // so buckets start narrow and double in width (merging neighbours) whenever they would
 // exceed the point budget; each bucket keeps its extremes and when they happened, so a
-// spike never disappears in the downsampling.
+// spike never disappears in the downsampling. Only buckets that saw a value are stored:
+// a device with two events costs two buckets, whatever the budget (a trace may name
+// thousands of devices).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -12,15 +15,19 @@
 
 namespace gmt::analyzer {
 
-// At most `max_buckets` buckets of equal width from the first time seen. The width is a
-// power of two, doubled (neighbouring buckets merged) when a time falls past the last
-// bucket. Bucket keeps its own contents; merge(into, from) folds one into another.
+// The most points a timeline may be asked for (the CLI's --timeline-points bound).
+inline constexpr size_t kMaxTimelinePoints = 1'000'000;
+
+// At most `max_buckets` buckets (clamped to 1 ... kMaxTimelinePoints) of equal width from
+// the first time seen. The width is a power of two, doubled (neighbouring buckets merged)
+// when a time falls past the last bucket. Bucket::fold(into, from) folds a bucket recorded
+// later into one recorded earlier.
 template <typename Bucket> class BucketedSeries {
   public:
-    explicit BucketedSeries(size_t max_buckets) : max_(max_buckets ? max_buckets : 1) {}
+    explicit BucketedSeries(size_t max_buckets)
+        : max_(std::clamp<size_t>(max_buckets, 1, kMaxTimelinePoints)) {}
 
-    // The bucket time_ns falls in, after any merging it needs.
-    template <typename Merge> Bucket& at(uint64_t time_ns, Merge&& merge) {
+    void add(uint64_t time_ns, const Bucket& value) {
         if (!started_) {
             started_ = true;
             origin_ = time_ns;
@@ -29,33 +36,85 @@ template <typename Bucket> class BucketedSeries {
         const uint64_t offset = time_ns > origin_ ? time_ns - origin_ : 0;
         uint64_t slot = offset >> shift_;
         while (slot >= max_ && shift_ < 63) {
-            std::vector<Bucket> merged((buckets_.size() + 1) / 2);
-            for (size_t i = 0; i < buckets_.size(); ++i) {
-                merge(merged[i / 2], buckets_[i]);
-            }
-            buckets_ = std::move(merged);
-            ++shift_;
+            halve();
             slot = offset >> shift_;
         }
-        const size_t index = static_cast<size_t>(slot < max_ ? slot : max_ - 1);
-        if (index >= buckets_.size()) {
-            buckets_.resize(index + 1);
+        const uint64_t index = std::min<uint64_t>(slot, max_ - 1);
+        if (!entries_.empty() && entries_.back().index == index) {
+            Bucket::fold(entries_.back().bucket, value);
+            return;
         }
-        return buckets_[index];
+        const bool in_order =
+            sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index);
+        entries_.push_back(Entry{index, value});
+        if (in_order) {
+            sorted_ = entries_.size();
+        } else if (entries_.size() >= 2 * max_ + 16) {
+            compact(); // at most max_ remain: out-of-order times cost O(log) each
+        }
     }
 
-    const std::vector<Bucket>& buckets() const { return buckets_; }
+    // The buckets that saw a value, in time order.
+    std::vector<Bucket> buckets() const {
+        BucketedSeries copy = *this;
+        copy.compact();
+        std::vector<Bucket> out;
+        out.reserve(copy.entries_.size());
+        for (const Entry& e : copy.entries_) {
+            out.push_back(e.bucket);
+        }
+        return out;
+    }
 
   private:
+    struct Entry {
+        uint64_t index = 0; // offset from the origin / width
+        Bucket bucket;
+    };
+
+    // Folds runs of equal index in an index-sorted vector, in the order they were recorded.
+    void mergeEqual() {
+        size_t out = 0;
+        for (size_t i = 0; i < entries_.size(); ++i) {
+            if (out > 0 && entries_[out - 1].index == entries_[i].index) {
+                Bucket::fold(entries_[out - 1].bucket, entries_[i].bucket);
+            } else {
+                entries_[out++] = entries_[i];
+            }
+        }
+        entries_.resize(out);
+        sorted_ = out;
+    }
+    void compact() {
+        if (sorted_ == entries_.size()) {
+            return;
+        }
+        std::stable_sort(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.index < b.index; });
+        mergeEqual();
+    }
+    void halve() {
+        compact();
+        for (Entry& e : entries_) {
+            e.index /= 2;
+        }
+        mergeEqual();
+        ++shift_;
+    }
+
     size_t max_;
     bool started_ = false;
     uint64_t origin_ = 0;
     unsigned shift_ = 0; // log2 of the bucket width in ns
-    std::vector<Bucket> buckets_;
+    // Sorted by index with distinct indexes up to sorted_; a time older than the last one
+    // appends out of order until the next compact().
+    std::vector<Entry> entries_;
+    size_t sorted_ = 0;
 };
 
 class Timeline {
   public:
+    // `max_points` is clamped to 1 ... kMaxTimelinePoints.
     explicit Timeline(size_t max_points = 2000);
 
     void record(uint64_t time_ns, uint64_t bytes);
@@ -67,7 +126,12 @@ class Timeline {
     struct Bucket {
         uint64_t time_ns = 0;
         uint64_t bytes = 0;
-        bool used = false;
+        // The larger value stays, the first one on a tie.
+        static void fold(Bucket& into, const Bucket& from) {
+            if (from.bytes > into.bytes) {
+                into = from;
+            }
+        }
     };
     BucketedSeries<Bucket> series_;
 };
@@ -95,8 +159,15 @@ class KindTimeline {
 
   private:
     struct Bucket {
-        bool used = false;
         Sample low, high;
+        static void fold(Bucket& into, const Bucket& from) {
+            if (from.high.total > into.high.total) {
+                into.high = from.high;
+            }
+            if (from.low.total < into.low.total) {
+                into.low = from.low;
+            }
+        }
     };
     BucketedSeries<Bucket> series_;
 };

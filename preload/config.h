@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gmt::preload {
 
@@ -17,10 +18,16 @@ struct Config {
     uint64_t buffer_bytes = 1u << 20;
     OnFull on_full = OnFull::Block;
     std::string log_level = "warn";
+    // Bad values found by readConfig, each replaced by its default; one line each.
+    std::vector<std::string> problems;
 };
 
-// Parses the GPUMEMTRACE_* variables; bad values are reported (through the logger) and
-// replaced by defaults rather than changing the traced program's behaviour.
+// Parses the GPUMEMTRACE_* variables; bad values are replaced by defaults rather than
+// changing the traced program's behaviour, and noted in Config::problems.
 Config readConfig();
+
+// Logs Config::problems as warnings, once per process. Called when the process starts
+// tracing (its first CUDA call): a process that never uses CUDA stays silent.
+void reportConfigProblems(const Config& config);
 
 } // namespace gmt::preload

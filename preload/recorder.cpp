@@ -159,6 +159,7 @@ Session* Recorder::sessionSlow() {
 }
 
 Session* Recorder::createSession() {
+    reportConfigProblems(config_); // the first CUDA call: now the process has a say
     auto* s = new Session;
     s->pid = getpid();
     std::string path = expandOutputTemplate(config_.output_template, {s->pid, detectRank().rank});

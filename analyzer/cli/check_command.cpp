@@ -4,15 +4,16 @@
 #include "commands.h"
 
 #include "check_gate.h"
+#include "count_option.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
+#include "output_file.h"
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
 #include "terminal_style.h"
 #include "text_safety.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -179,18 +180,14 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
                    Tone::Plain}});
     }
     stream << out.str();
-    stream.flush();
+    finishStream(stream, "standard output");
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
         for (const ProcessVerdict& v : verdicts) {
             suites.push_back(junitSuite(v));
         }
-        std::ofstream file(args.junit, std::ios::trunc);
-        file << renderJUnit(suites, "gpumemtrace check");
-        if (!file.flush()) {
-            throw InputError("cannot write JUnit report " + args.junit);
-        }
+        writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
@@ -214,13 +211,16 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
                       "Fail on double, invalid or mismatched frees (default: on)"),
         cmd->add_flag("--allow-incomplete", o->allow_incomplete,
-                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+                      "Do not fail on a trace that ends early (killed process, damaged file) or "
+                      "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
                         "File of leak:PATTERN / error:PATTERN lines to ignore"),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
         cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
+            ->check(countRange(0, kMaxTop))
             ->default_str("5"),
         cmd->add_option("--frames", o->frames, "Native frames shown per stack (Python frames: all)")
+            ->check(countRange(0, kMaxShownFrames))
             ->default_str("8"),
         cmd->add_flag("--full-stacks", o->full_stacks,
                       "Show every frame, also the recorder's, the CUDA libraries' and headers' "

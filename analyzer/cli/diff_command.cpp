@@ -2,6 +2,7 @@
 // traces or JSON reports; exit 1 when a growth limit is exceeded, 2 for bad input.
 #include "commands.h"
 
+#include "output_file.h"
 #include "report_diff.h"
 #include "report_input.h"
 #include "size_parse.h"
@@ -42,11 +43,13 @@ int runDiff(const DiffArgs& args) {
     std::cout << renderDiff(diff, args.base, args.now, terminalStyle(STDOUT_FILENO));
     if (diff.violations.empty()) {
         std::cout << "gpumemtrace diff: within limits\n";
+        finishStdout();
         return kExitOk;
     }
     for (const std::string& v : diff.violations) {
         std::cout << "gpumemtrace diff: FAIL " << analyzer::printable(v) << '\n';
     }
+    finishStdout();
     return kExitNotOk;
 }
 

@@ -15,6 +15,7 @@
 #include "trace_discovery.h"
 #include "trace_report.h"
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -193,6 +194,14 @@ int runRecord(const RecordArgs& args) {
     } else if (::access(library.c_str(), R_OK) != 0) {
         std::cerr << "gpumemtrace record: " << library << ": cannot read the preload library\n";
         return kExitBadInput;
+    } else if (char resolved[PATH_MAX]; ::realpath(library.c_str(), resolved)) {
+        library = resolved; // the program may change directory; LD_PRELOAD must not move
+    }
+    if (auto problem = preloadPathProblem(library)) {
+        std::cerr << "gpumemtrace record: the preload library path '" << library << "' " << *problem
+                  << "; install gpumemtrace under a path without them, or copy "
+                  << "libgpumemtrace.so to one and pass it with --library\n";
+        return kExitBadInput;
     }
 
     if (args.html && !analyzer::htmlReportAvailable()) {
@@ -216,6 +225,16 @@ int runRecord(const RecordArgs& args) {
     // as "no trace was written" at the end, so a plainly impossible one is refused now.
     if (std::string problem = outputDirectoryProblem(tmpl); !problem.empty()) {
         std::cerr << "gpumemtrace record: " << problem << '\n';
+        return kExitBadInput;
+    }
+    // A fixed name that is a directory, a FIFO or a device is no place for a trace (the
+    // recorder never writes into an existing file: it would pick "NAME.1" beside it).
+    struct stat st {};
+    if (tmpl.find('%') == std::string::npos && ::stat(tmpl.c_str(), &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
+        std::cerr << "gpumemtrace record: -o " << args.output
+                  << " names an existing file that is not a regular file; give a trace "
+                     "file path\n";
         return kExitBadInput;
     }
     const char* existing = std::getenv("LD_PRELOAD");

@@ -3,16 +3,18 @@
 // (docs/html-report.md). Several traces (one per process) give one report.
 #include "commands.h"
 
+#include "count_option.h"
 #include "html_report.h"
+#include "output_file.h"
 #include "report.h"
 #include "report_json.h"
 #include "terminal_style.h"
 #include "text_report.h"
 #include "text_safety.h"
+#include "timeline.h"
 #include "trace_error.h"
 #include "trace_report.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -74,20 +76,11 @@ int runReport(const ReportArgs& args) {
         style.stacks.max_frames = args.frames;
         out = renderText(report, style);
     }
+    // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
     if (args.output.empty()) {
-        std::cout << out;
-        std::cout.flush();
-        if (!std::cout) {
-            std::cerr << "gpumemtrace report: cannot write to standard output\n";
-            return kExitBadInput;
-        }
-        return kExitOk;
-    }
-    std::ofstream file(args.output, std::ios::trunc);
-    file << out;
-    if (!file.flush()) {
-        std::cerr << "gpumemtrace report: cannot write " << printable(args.output) << '\n';
-        return kExitBadInput;
+        writeStdout(out);
+    } else {
+        writeOutputFile(args.output, out);
     }
     return kExitOk;
 }
@@ -104,12 +97,12 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     ".html file)")
         ->check(CLI::IsMember({"json", "text", "html"}));
     cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
-    CLI::Option* top =
-        cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
-            ->check(CLI::Range(size_t{1}, size_t{1000000}))
-            ->default_str("10; html: 100");
-    cmd->add_option("--frames", args->frames, "Native frames shown per stack in text (Python frames: all)")
-        ->check(CLI::Range(size_t{1}, size_t{4096}))
+    CLI::Option* top = cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
+                           ->check(countRange(1, kMaxTop))
+                           ->default_str("10; html: 100");
+    cmd->add_option("--frames", args->frames,
+                    "Native frames shown per stack in text (Python frames: all)")
+        ->check(countRange(1, kMaxShownFrames))
         ->default_str("8");
     cmd->add_flag("--full-stacks", args->full_stacks,
                   "Show every frame in text, also the recorder's, the CUDA libraries' and "
@@ -124,7 +117,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
-        ->check(CLI::Range(size_t{1}, size_t{1000000}))
+        ->check(countRange(1, analyzer::kMaxTimelinePoints))
         ->default_str("2000");
     cmd->footer(
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"

@@ -1,7 +1,9 @@
 #include "suppressions.h"
 
+#include "regular_file.h"
+
 #include <fnmatch.h>
-#include <fstream>
+#include <sstream>
 
 namespace gmt::cli {
 
@@ -67,10 +69,13 @@ bool stackMatches(const std::string& pattern, const Stack& stack) {
 }
 
 Suppressions Suppressions::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw SuppressionError("cannot read suppressions file " + path);
+    constexpr uint64_t kMaxSize = 16u << 20; // thousands of lines are already unusual
+    std::string why;
+    std::optional<std::string> text = analyzer::readRegularFile(path, kMaxSize, why);
+    if (!text) {
+        throw SuppressionError("cannot read suppressions file " + path + ": " + why);
     }
+    std::istringstream in(std::move(*text));
     return parse(in, path);
 }
 

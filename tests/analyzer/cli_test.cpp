@@ -2,7 +2,6 @@
 // docs/report.schema.json.
 #include "report_fixture.h"
 #include "report_json.h"
-#include "support/json_schema.h"
 #include "support/run_command.h"
 #include "text_safety.h"
 
@@ -32,14 +31,6 @@ std::vector<nlohmann::json> lines(const std::string& out) {
     while (std::getline(in, line)) {
         v.push_back(nlohmann::json::parse(line));
     }
-    return v;
-}
-
-SchemaValidator& schema() {
-    static SchemaValidator v = [] {
-        std::ifstream f(GMT_REPORT_SCHEMA);
-        return SchemaValidator(nlohmann::json::parse(f));
-    }();
     return v;
 }
 
@@ -191,7 +182,7 @@ TEST_CASE("report: JSON with --format json - valid against the schema") {
     REQUIRE(r.status == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(r.out.rfind("{\n  \"schema_version\": 1", 0) == 0);
-    auto errors = schema().validate(j);
+    auto errors = reportSchema().validate(j);
     INFO(errors.size() << " schema errors, first: " << (errors.empty() ? "" : errors[0]));
     CHECK(errors.empty());
     for (const char* section : {"leaks", "fragmentation", "failures", "errors", "timeline"}) {
@@ -262,22 +253,22 @@ TEST_CASE("report of a truncated trace: complete false - prefix analysed - schem
     CHECK(j["processes"][0]["events"] == 1);
     CHECK_THAT(j["processes"][0]["incomplete_reason"].get<std::string>(), Catch::Contains("torn"));
     CHECK(j["summary"]["leaked_bytes"] == 1000);
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
 }
 
 TEST_CASE("the schema validator rejects what the contract forbids") {
     auto b = richTrace();
     auto j = nlohmann::json::parse(analyzer::jsonText(analyzer::toJson(report(b))));
-    REQUIRE(schema().validate(j).empty());
+    REQUIRE(reportSchema().validate(j).empty());
     auto broken = j;
     broken["summary"].erase("peak_bytes");
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
     broken = j;
     broken["errors"][0]["type"] = "oops";
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
     broken = j;
     broken["leaks"][0]["stack"][0]["address"] = 123;
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
 }
 
 namespace {
@@ -317,7 +308,7 @@ TEST_CASE("a saved report with a missing or mistyped field: diff and check exit 
               cli("check --max-leaked-bytes 1G --no-fail-on-errors --allow-incomplete " + good))
               .status == 0);
 
-    const auto fields = schema().requiredFields(report);
+    const auto fields = reportSchema().requiredFields(report);
     // Every section of the schema is reached.
     CHECK(fields.size() > 80);
     const std::string bad = dir.file("bad.json");
@@ -386,7 +377,7 @@ TEST_CASE("strings from a trace may be any bytes: JSON, XML and the terminal sta
     REQUIRE(json.status == 0);
     auto j = nlohmann::json::parse(json.out); // throws on invalid UTF-8
     CHECK(j["processes"][0]["command"] == "./app caf\uFFFD \u001b[31mred\u001b[0m \uFFFD\uFFFD");
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
 
     auto dump = runCommand(cli("dump " + path));
     REQUIRE(dump.status == 0);
@@ -523,7 +514,7 @@ TEST_CASE("check --phase and report --phase on a trace with phases") {
     CHECK(j["summary"]["leaked_bytes"] == 48 * MiB);
     REQUIRE(j["phases"].size() == 2);
     CHECK(j["phases"][0]["peak_bytes"] == 140 * MiB);
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
     auto text = runCommand(cli("report --no-symbols " + path));
     CHECK_THAT(text.out,
                Catch::Contains("Phases (from gpumemtrace_mark_phase)") && Catch::Contains("train"));

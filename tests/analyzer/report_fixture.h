@@ -3,10 +3,13 @@
 
 #include "record_json.h"
 #include "report.h"
+#include "support/json_schema.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
 #include "trace_analysis.h"
 #include "trace_report.h"
+
+#include <fstream>
 
 namespace gmt::test {
 
@@ -68,6 +71,15 @@ inline analyzer::Report report(TraceBuilder& b, analyzer::ReportOptions options 
     std::string path = b.write(dir.file("t.gmtrace"));
     options.symbols = false;
     return reportOf({path}, options);
+}
+
+// docs/report.schema.json: the contract every JSON report meets.
+inline SchemaValidator& reportSchema() {
+    static SchemaValidator v = [] {
+        std::ifstream f(GMT_REPORT_SCHEMA);
+        return SchemaValidator(nlohmann::json::parse(f));
+    }();
+    return v;
 }
 
 inline const analyzer::KindReport& kindOf(const analyzer::Report& r, format::Kind kind) {

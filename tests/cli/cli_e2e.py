@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import termios
-import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -118,13 +117,16 @@ def test_record_exit_status():
 
 def test_record_forwards_signals():
     for sig, code in [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]:
-        p = subprocess.Popen([ARGS.gpumemtrace, "record", "-q", "--", "sleep", "30"],
+        # The child says when it runs: record installs its forwarding before it forks, so
+        # from then on the signal is forwarded. (A fixed sleep raced a busy machine.)
+        p = subprocess.Popen([ARGS.gpumemtrace, "record", "-q", "--", "sh", "-c",
+                              "echo ready; exec sleep 30"],
                              cwd=ARGS.workdir, env=env_with_cudasim(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        expect(p.stdout.readline() == "ready\n", "the child started")
         p.send_signal(sig)
         try:
-            out, err = p.communicate(timeout=10)
+            out, err = p.communicate(timeout=120)  # a hang guard, not a measure
         except subprocess.TimeoutExpired:
             p.kill()
             fail("record did not forward %s" % sig.name)

@@ -337,3 +337,13 @@ TEST_CASE("record appends the preload library once") {
     CHECK(withPreload("/a.so /l/libgpumemtrace.so", "/l/libgpumemtrace.so") ==
           "/a.so /l/libgpumemtrace.so");
 }
+
+TEST_CASE("record refuses a preload path that LD_PRELOAD would split or search") {
+    CHECK_FALSE(preloadPathProblem("/opt/gpumemtrace/lib/libgpumemtrace.so"));
+    // ld.so splits at spaces and colons: "/opt/my" and "dir/lib/..." (searched from the
+    // program's working directory, where anyone could plant a library).
+    CHECK(preloadPathProblem("/opt/my dir/lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem("/opt/a:b/lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem("lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem(""));
+}

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,22 @@ class TraceBuilder {
   public:
     explicit TraceBuilder(uint32_t ring_slots = tf::kMinRingSlots) : ring_slots_(ring_slots) {
         ring_.resize(size_t{ring_slots} * tf::kSlotSize);
+    }
+
+    // A valid prologue (checksum included) for a ring of `ring_slots`; the log follows it.
+    static tf::Prologue prologue(uint32_t ring_slots, uint64_t dropped_events = 0,
+                                 uint32_t version = tf::kFormatVersion) {
+        tf::Prologue p{};
+        std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
+        p.format_version = version;
+        p.prologue_size = sizeof(tf::Prologue);
+        p.ring_offset = tf::kPrologueSize;
+        p.ring_slots = ring_slots;
+        p.slot_size = tf::kSlotSize;
+        p.log_offset = tf::kPrologueSize + uint64_t{ring_slots} * tf::kSlotSize;
+        p.dropped_events = dropped_events;
+        p.checksum = tf::prologueChecksum(p);
+        return p;
     }
 
     static tf::HeaderInfo defaultHeader() {
@@ -216,16 +233,7 @@ class TraceBuilder {
     std::vector<uint8_t> bytes() {
         endFrame();
         std::vector<uint8_t> out(tf::kPrologueSize, 0);
-        tf::Prologue p{};
-        std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
-        p.format_version = version_;
-        p.prologue_size = sizeof(tf::Prologue);
-        p.ring_offset = tf::kPrologueSize;
-        p.ring_slots = ring_slots_;
-        p.slot_size = tf::kSlotSize;
-        p.log_offset = tf::kPrologueSize + uint64_t{ring_slots_} * tf::kSlotSize;
-        p.dropped_events = dropped_;
-        p.checksum = tf::prologueChecksum(p);
+        const tf::Prologue p = prologue(ring_slots_, dropped_, version_);
         std::memcpy(out.data(), &p, sizeof p);
         out.insert(out.end(), ring_.begin(), ring_.end());
         out.insert(out.end(), log_.begin(), log_.end());

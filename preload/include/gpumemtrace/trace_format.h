@@ -550,6 +550,9 @@ class ByteWriter {
             ok_ = false;
             return;
         }
+        if (n == 0) {
+            return; // p may be null (an empty vector's data()); memcpy must not see it
+        }
         std::memcpy(cur_, p, n);
         cur_ += n;
     }
