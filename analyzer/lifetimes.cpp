@@ -190,8 +190,8 @@ void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api 
     const bool uncertain = before_gap || unlocated_loss_;
     ++counters_.errors;
     counters_.uncertain_errors += uncertain ? 1 : 0;
-    FreeError error{type,      e.api,    e.address, e.time_ns,         e.stack_id, alloc_stack,
-                    alloc_api, e.result, std::move(detail), uncertain};
+    FreeError error{type,        e.api,     e.address, e.time_ns,         e.stack_id,
+                    alloc_stack, alloc_api, e.result,  std::move(detail), uncertain};
     if (observer_) {
         observer_->freeError(process_, error);
     }

@@ -21,12 +21,7 @@ bool MomentSampler::due(uint64_t time_ns, uint64_t live_bytes, size_t live_sites
     if (!had_previous) {
         return false; // nothing was live before the first change
     }
-    auto keepLarger = [](Bucket& into, const Bucket& from) {
-        if (from.used && (!into.used || from.moment.bytes > into.moment.bytes)) {
-            into = from;
-        }
-    };
-    Bucket& b = series_.at(time_ns, keepLarger);
+    Bucket& b = series_.at(time_ns);
     if (b.used && b.moment.bytes >= live_bytes) {
         return false;
     }

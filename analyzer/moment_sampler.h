@@ -49,6 +49,12 @@ class MomentSampler {
     struct Bucket {
         bool used = false;
         LiveMoment moment;
+        // Neighbours merged: the larger moment stays.
+        static void fold(Bucket& into, const Bucket& from) {
+            if (from.used && (!into.used || from.moment.bytes > into.moment.bytes)) {
+                into = from;
+            }
+        }
     };
     BucketedSeries<Bucket> series_;
     size_t top_sites_;

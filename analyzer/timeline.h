@@ -27,19 +27,10 @@ template <typename Bucket> class BucketedSeries {
     explicit BucketedSeries(size_t max_buckets)
         : max_(std::clamp<size_t>(max_buckets, 1, kMaxTimelinePoints)) {}
 
+    // Folds `value` into the bucket time_ns falls in. A time older than the last one costs
+    // O(log buckets) spread over later calls.
     void add(uint64_t time_ns, const Bucket& value) {
-        if (!started_) {
-            started_ = true;
-            origin_ = time_ns;
-        }
-        // Threads stamp their own calls, so a slightly older time can follow a newer one.
-        const uint64_t offset = time_ns > origin_ ? time_ns - origin_ : 0;
-        uint64_t slot = offset >> shift_;
-        while (slot >= max_ && shift_ < 63) {
-            halve();
-            slot = offset >> shift_;
-        }
-        const uint64_t index = std::min<uint64_t>(slot, max_ - 1);
+        const uint64_t index = indexOf(time_ns);
         if (!entries_.empty() && entries_.back().index == index) {
             Bucket::fold(entries_.back().bucket, value);
             return;
@@ -54,7 +45,25 @@ template <typename Bucket> class BucketedSeries {
         }
     }
 
-    // The buckets that saw a value, in time order.
+    // The bucket time_ns falls in, default-constructed when new, valid until the next call
+    // (for a caller that decides what to keep after looking at it). A time older than the
+    // last one costs O(buckets).
+    Bucket& at(uint64_t time_ns) {
+        const uint64_t index = indexOf(time_ns);
+        if (!entries_.empty() && entries_.back().index == index) {
+            return entries_.back().bucket;
+        }
+        compact();
+        auto it = std::lower_bound(entries_.begin(), entries_.end(), index,
+                                   [](const Entry& e, uint64_t i) { return e.index < i; });
+        if (it == entries_.end() || it->index != index) {
+            it = entries_.insert(it, Entry{index, Bucket{}});
+        }
+        sorted_ = entries_.size();
+        return it->bucket;
+    }
+
+    // The buckets stored, in time order.
     std::vector<Bucket> buckets() const {
         BucketedSeries copy = *this;
         copy.compact();
@@ -71,6 +80,22 @@ template <typename Bucket> class BucketedSeries {
         uint64_t index = 0; // offset from the origin / width
         Bucket bucket;
     };
+
+    // The index of time_ns's bucket, after any widening it needs.
+    uint64_t indexOf(uint64_t time_ns) {
+        if (!started_) {
+            started_ = true;
+            origin_ = time_ns;
+        }
+        // Threads stamp their own calls, so a slightly older time can follow a newer one.
+        const uint64_t offset = time_ns > origin_ ? time_ns - origin_ : 0;
+        uint64_t slot = offset >> shift_;
+        while (slot >= max_ && shift_ < 63) {
+            halve();
+            slot = offset >> shift_;
+        }
+        return std::min<uint64_t>(slot, max_ - 1);
+    }
 
     // Folds runs of equal index in an index-sorted vector, in the order they were recorded.
     void mergeEqual() {

@@ -97,9 +97,10 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     ".html file)")
         ->check(CLI::IsMember({"json", "text", "html"}));
     cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
-    CLI::Option* top = cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
-                           ->check(countRange(1, kMaxTop))
-                           ->default_str("10; html: 100");
+    CLI::Option* top =
+        cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
+            ->check(countRange(1, kMaxTop))
+            ->default_str("10; html: 100");
     cmd->add_option("--frames", args->frames,
                     "Native frames shown per stack in text (Python frames: all)")
         ->check(countRange(1, kMaxShownFrames))

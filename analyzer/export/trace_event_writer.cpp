@@ -232,8 +232,8 @@ const std::string& TraceEventWriter::stackText(uint32_t process, uint32_t stack)
         stack_text_.clear();
     }
     std::string text;
-    for (const FrameText& line :
-         gmt::analyzer::stackText(stacks_.frames(process, stack), {full_stacks_, kStackFrames})) {
+    for (const FrameText& line : gmt::analyzer::stackText(
+             stacks_.frames(process, stack), {.full = full_stacks_, .max_frames = kStackFrames})) {
         if (!text.empty()) {
             text += '\n';
         }
