@@ -11,7 +11,8 @@ namespace gmt::analyzer {
 using format::Op;
 
 namespace {
-// A fragmentation measurement walks the live set. At a new peak it is taken when the set
+// A fragmentation measurement walks the live set (with the VMM reservations and their
+// mappings: Lifetimes::walkSize). At a new peak it is taken when the set
 // is tiny, or when the events since the last measurement pay for it (kWalkStepsPerEvent
 // allocations walked per event), which bounds the cost per event however often the peak
 // moves; a skipped measurement leaves the previous peak's, marked inexact.
@@ -53,7 +54,7 @@ uint64_t ProcessData::deviceTotal(int device) const {
 }
 
 Analysis::Analysis(AnalysisOptions options)
-    : options_(options), accounting_(options.timeline_points) {
+    : options_(options), accounting_(options.timeline_points, options.detail) {
     accounting_.onPeakSnapshot([this](const PeakPoint& p) { onPeakSnapshot(p); });
 }
 
@@ -65,13 +66,45 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     p->prologue = prologue;
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
+    p->lifetimes->setObserver(lifetime_observer_);
     p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed);
+    if (prologue.dropped_events > 0) {
+        // Known from the start (drop mode counts in the prologue as it goes): errors are
+        // marked as they are found.
+        p->missing.dropped_events = prologue.dropped_events;
+        p->lifetimes->onUnlocatedLoss();
+    }
     processes_.push_back(std::move(p));
     return index;
 }
 
+void Analysis::setLifetimeObserver(LifetimeObserver* observer) {
+    lifetime_observer_ = observer;
+    for (auto& p : processes_) {
+        p->lifetimes->setObserver(observer);
+    }
+}
+
+void Analysis::onGap(ProcessData& p, const Record& r) {
+    MissingEvents& m = p.missing;
+    m.missing_positions += r.missing_before;
+    ++m.range_count;
+    if (m.ranges.size() < options_.max_listed) {
+        MissingRange range;
+        range.first_position = r.position - r.missing_before;
+        range.positions = r.missing_before;
+        range.after_time_ns = p.events ? p.last_time_ns : 0;
+        range.before_time_ns = r.tag == format::RecordTag::Event ? r.event.time_ns : 0;
+        m.ranges.push_back(range);
+    }
+    p.lifetimes->onGap();
+}
+
 void Analysis::onRecord(uint32_t process, const Record& r) {
     ProcessData& p = *processes_[process];
+    if (r.missing_before > 0) [[unlikely]] {
+        onGap(p, r);
+    }
     switch (r.tag) {
     case format::RecordTag::Header:
         p.header = r.header;
@@ -84,6 +117,16 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         break;
     case format::RecordTag::Stack:
         p.stacks[r.stack.id].assign(r.stack.frames.begin(), r.stack.frames.begin() + r.stack.depth);
+        // A stack id written again (a damaged or concatenated trace) takes its new frames.
+        if (r.stack.python_depth > 0) {
+            p.python_stacks[r.stack.id].assign(r.stack.python.begin(),
+                                               r.stack.python.begin() + r.stack.python_depth);
+        } else {
+            p.python_stacks.erase(r.stack.id);
+        }
+        break;
+    case format::RecordTag::PythonCode:
+        p.python_code[r.python_code.id] = r.python_code;
         break;
     case format::RecordTag::Event:
         onEvent(process, r.event);
@@ -92,10 +135,10 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
         p.trailer = r.trailer;
         break;
     case format::RecordTag::Phase:
-        if (p.phases.size() < options_.max_listed) {
-            p.phases.push_back(r.phase);
-        }
         p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
+        if (p.phases.size() < options_.max_listed) {
+            p.phases.push_back({r.phase, p.phase_tracker->recordPhase()});
+        }
         break;
     }
 }
@@ -158,8 +201,9 @@ void Analysis::onFailure(uint32_t process, const format::Event& e) {
         fe.time_ns = e.time_ns;
         fe.live_bytes = f.live_bytes;
         fe.device_total = f.device_total;
+        const bool layout = measured_failures_ <= options_.layout_failures;
         fe.data = measureFragmentation(*p.lifetimes, process, e.device, p.granularity(e.device),
-                                       options_.top);
+                                       options_.top, layout ? options_.layout_entries : 0);
         f.largest_hole = fe.data.largest_hole_bytes;
         failure_fragmentation_.push_back(std::move(fe));
     }
@@ -194,10 +238,29 @@ std::vector<int> Analysis::devicesOf(const ProcessData& p, bool live_only) const
     return {devices.begin(), devices.end()};
 }
 
+void Analysis::measureDevices(uint32_t process, bool live_only, Moment moment, uint64_t time_ns,
+                              std::vector<FragmentationEntry>& out, size_t layout_entries) const {
+    const ProcessData& p = *processes_[process];
+    std::vector<FragmentationRequest> requests;
+    for (int device : devicesOf(p, live_only)) {
+        requests.push_back({device, p.granularity(device)});
+    }
+    for (Fragmentation& f :
+         measureFragmentation(*p.lifetimes, process, requests, options_.top, layout_entries)) {
+        FragmentationEntry fe;
+        fe.moment = moment;
+        fe.time_ns = time_ns;
+        fe.live_bytes = p.lifetimes->liveDeviceBytes(f.device);
+        fe.device_total = p.deviceTotal(f.device);
+        fe.data = std::move(f);
+        out.push_back(std::move(fe));
+    }
+}
+
 void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     size_t live = 0;
     for (const auto& p : processes_) {
-        live += p->lifetimes->liveCount();
+        live += p->lifetimes->walkSize();
     }
     if (live > kCheapLiveSet && (events_ - events_at_last_measure_) * kWalkStepsPerEvent < live) {
         for (auto& fe : peak_fragmentation_) {
@@ -208,20 +271,11 @@ void Analysis::onPeakSnapshot(const PeakPoint& peak) {
     events_at_last_measure_ = events_;
     peak_fragmentation_.clear();
     for (uint32_t i = 0; i < processes_.size(); ++i) {
-        const ProcessData& p = *processes_[i];
-        if (p.ended) {
+        if (processes_[i]->ended) {
             continue; // its memory ended with it
         }
-        for (int device : devicesOf(p, true)) {
-            FragmentationEntry fe;
-            fe.moment = Moment::Peak;
-            fe.time_ns = peak.time_ns;
-            fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
-            fe.device_total = p.deviceTotal(device);
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
-            peak_fragmentation_.push_back(std::move(fe));
-        }
+        measureDevices(i, true, Moment::Peak, peak.time_ns, peak_fragmentation_,
+                       options_.layout_entries);
     }
 }
 
@@ -230,6 +284,15 @@ void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
     p.status = status;
     if (p.ended) {
         return;
+    }
+    if (status.unknown_tail) {
+        p.missing.unknown_tail = true;
+        p.lifetimes->onGap(); // what is live at the end may have been freed after
+    }
+    // The trailer's count (at the end) can exceed the prologue's (read at the start).
+    if (status.dropped_events > 0) {
+        p.missing.dropped_events = status.dropped_events;
+        p.lifetimes->onUnlocatedLoss();
     }
     const uint64_t end = p.endTime();
     p.lifetimes->releaseAll(end);
@@ -249,16 +312,7 @@ void Analysis::finish() {
                           failure_fragmentation_.end());
     for (uint32_t i = 0; i < processes_.size(); ++i) {
         ProcessData& p = *processes_[i];
-        for (int device : devicesOf(p, false)) {
-            FragmentationEntry fe;
-            fe.moment = Moment::End;
-            fe.time_ns = p.endTime();
-            fe.live_bytes = p.lifetimes->liveDeviceBytes(device);
-            fe.device_total = p.deviceTotal(device);
-            fe.data =
-                measureFragmentation(*p.lifetimes, i, device, p.granularity(device), options_.top);
-            fragmentation_.push_back(std::move(fe));
-        }
+        measureDevices(i, false, Moment::End, p.endTime(), fragmentation_);
         p.lifetimes->finish();
     }
 }

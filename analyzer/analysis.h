@@ -27,6 +27,12 @@ struct AnalysisOptions {
     size_t top = 10;                        // holes and pins kept per fragmentation entry
     size_t max_listed = 1000;               // failures / errors / phases kept per process
     size_t max_failure_fragmentation = 100; // failures measured for fragmentation
+    // For the HTML view (0: not kept): by-kind timelines, sampled moments, and the address
+    // layout (this many entries per list) at the peak and at the first `layout_failures`
+    // failures; not at the end, where each process of a long run would add one.
+    AccountingDetail detail;
+    size_t layout_entries = 0;
+    size_t layout_failures = 0;
 };
 
 struct Failure {
@@ -51,6 +57,35 @@ struct FragmentationEntry {
     Fragmentation data;
 };
 
+// A run of sequence positions no part of the trace holds (docs/analysis.md, "Missing
+// events"): events the process made whose records were lost.
+struct MissingRange {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before it (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+// What is known to be missing from one trace. Leak and error figures that the missing
+// events could change are marked uncertain (Lifetimes), not presented as fact.
+struct MissingEvents {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every range, listed or not
+    uint64_t range_count = 0;
+    std::vector<MissingRange> ranges; // the first AnalysisOptions::max_listed
+    // The log ends in damage and nothing after it survived: an unknown number of events.
+    bool unknown_tail = false;
+
+    bool any() const { return dropped_events > 0 || range_count > 0 || unknown_tail; }
+};
+
+// A Phase record as the report lists it, with the phase (phase_tracker.h) it began, or
+// ended for a pop.
+struct PhaseRecord {
+    format::PhaseInfo info;
+    uint32_t phase = kNoPhase;
+};
+
 struct ProcessData {
     std::string trace_file;
     format::Prologue prologue{};
@@ -58,11 +93,15 @@ struct ProcessData {
     std::map<int, format::DeviceInfo> devices;
     std::vector<format::ModuleInfo> modules;
     std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;
+    // The Python frames of those stacks that have any, and the code objects they name.
+    std::unordered_map<uint32_t, std::vector<format::PythonFrame>> python_stacks;
+    std::unordered_map<uint32_t, format::PythonCodeInfo> python_code;
     std::optional<format::TrailerInfo> trailer;
-    std::vector<format::PhaseInfo> phases; // markers, capped
+    std::vector<PhaseRecord> phases; // markers, capped
     std::unique_ptr<PhaseTracker> phase_tracker;
     ReadStatus status;
     std::optional<GrowthResult> growth; // set by analyzeGrowth (growth_analysis.h)
+    MissingEvents missing;
     bool ended = false; // endProcess() was called: its memory no longer counts as live
     uint64_t first_time_ns = 0;
     uint64_t last_time_ns = 0;
@@ -83,6 +122,9 @@ class Analysis {
 
     uint32_t addProcess(const std::string& trace_file, const format::Prologue& prologue);
     void onRecord(uint32_t process, const Record& record);
+    // Tells `observer` (may be null) of every counted allocation's lifetime, in every
+    // process added before or after.
+    void setLifetimeObserver(LifetimeObserver* observer);
     // The process ended (its trace is read to the end): call it at the process's
     // endTime() in time order with the other processes' events, so that the memory of
     // processes that ran one after another is never counted together.
@@ -103,9 +145,15 @@ class Analysis {
 
   private:
     void onEvent(uint32_t process, const format::Event& e);
+    void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);
     void onPeakSnapshot(const PeakPoint& peak);
     std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
+    // Fragmentation on every device of the process (live_only: those holding memory), in
+    // one walk of its live set, appended to `out` as taken at `moment` (with each device's
+    // address layout when layout_entries > 0).
+    void measureDevices(uint32_t process, bool live_only, Moment moment, uint64_t time_ns,
+                        std::vector<FragmentationEntry>& out, size_t layout_entries = 0) const;
 
     AnalysisOptions options_;
     LiveAccounting accounting_;
@@ -117,6 +165,7 @@ class Analysis {
     std::vector<FragmentationEntry> failure_fragmentation_;
     uint64_t events_ = 0;
     uint64_t events_at_last_measure_ = 0;
+    LifetimeObserver* lifetime_observer_ = nullptr;
 };
 
 } // namespace gmt::analyzer

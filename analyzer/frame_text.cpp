@@ -38,6 +38,18 @@ bool hiddenFrame(const Frame& f) {
            f.function == "_start";
 }
 
+std::vector<const Frame*> shownFrames(const Stack& stack, bool full) {
+    full = full || std::all_of(stack.begin(), stack.end(), hiddenFrame);
+    std::vector<const Frame*> shown;
+    shown.reserve(stack.size());
+    for (const Frame& f : stack) {
+        if (full || !hiddenFrame(f)) {
+            shown.push_back(&f);
+        }
+    }
+    return shown;
+}
+
 FrameText frameText(const Frame& f) {
     FrameText t;
     t.what = f.function.empty() ? moduleOffset(f) : f.function;
@@ -56,6 +68,35 @@ FrameText frameText(const Frame& f) {
     return t;
 }
 
+namespace {
+
+std::string frameCount(size_t n, const char* what) {
+    return "... " + std::to_string(n) + what + (n == 1 ? " frame" : " frames");
+}
+
+// The frame that made the CUDA call: the first one past the hidden native frames the stack
+// starts with (the recorder's, the CUDA libraries': when the recorder hooked a driver call
+// under the runtime, the runtime's frames come first; when it hooked the called function
+// itself, there are none).
+size_t cudaCallerIndex(const Stack& stack) {
+    size_t i = 0;
+    while (i < stack.size() && hiddenFrame(stack[i])) {
+        ++i;
+    }
+    return i;
+}
+
+const Frame* firstShown(const Stack& stack) {
+    for (const Frame& f : stack) {
+        if (!hiddenFrame(f) && f.language == FrameLanguage::Native) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
 std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
     std::vector<FrameText> lines;
     if (stack.empty()) {
@@ -64,21 +105,30 @@ std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
     }
     const bool all_hidden = std::all_of(stack.begin(), stack.end(), hiddenFrame);
     const bool full = style.full || all_hidden;
-    size_t shown = 0, more = 0;
-    for (const Frame& f : stack) {
-        if (!full && hiddenFrame(f)) {
+    // --python-only: the caller and, when the stack has it, the CUDA function it called.
+    const size_t caller = style.python_only ? cudaCallerIndex(stack) : 0;
+    size_t native_shown = 0, left_out = 0;
+    for (size_t i = 0; i < stack.size(); ++i) {
+        const Frame& f = stack[i];
+        const bool kept = f.language == FrameLanguage::Python ||
+                          (style.python_only && (i == caller || i + 1 == caller));
+        if (!kept && !full && hiddenFrame(f)) {
+            continue; // the same in every stack: not worth a line
+        }
+        const bool shown = kept || (!style.python_only && native_shown < style.max_frames);
+        if (!shown) {
+            ++left_out;
             continue;
         }
-        if (shown < style.max_frames) {
-            lines.push_back(frameText(f));
-            ++shown;
-        } else {
-            ++more;
+        if (left_out > 0) {
+            lines.push_back({frameCount(left_out, " native"), ""});
+            left_out = 0;
         }
+        native_shown += f.language == FrameLanguage::Native ? 1 : 0;
+        lines.push_back(frameText(f));
     }
-    if (more > 0) {
-        lines.push_back(
-            {"... " + std::to_string(more) + (more == 1 ? " more frame" : " more frames"), ""});
+    if (left_out > 0) {
+        lines.push_back({frameCount(left_out, " more"), ""});
     }
     return lines;
 }
@@ -87,12 +137,13 @@ std::string siteLabel(const Stack& stack) {
     if (stack.empty()) {
         return "(no stack)";
     }
+    const Frame* native = firstShown(stack);
     for (const Frame& f : stack) {
-        if (!hiddenFrame(f)) {
-            return frameText(f).str();
+        if (f.language == FrameLanguage::Python) {
+            return frameText(f).str() + (native ? " via " + frameText(*native).str() : "");
         }
     }
-    return frameText(stack.front()).str();
+    return frameText(native ? *native : stack.front()).str();
 }
 
 const Frame* sourceFrame(const Stack& stack) {

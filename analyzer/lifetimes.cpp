@@ -21,6 +21,20 @@ std::string_view errorTypeName(ErrorType t) {
     return "unknown";
 }
 
+std::string_view lifetimeEndName(LifetimeEnd how) {
+    switch (how) {
+    case LifetimeEnd::Freed:
+        return "freed";
+    case LifetimeEnd::Teardown:
+        return "teardown";
+    case LifetimeEnd::Replaced:
+        return "replaced";
+    case LifetimeEnd::ProcessEnd:
+        return "process_end";
+    }
+    return "freed";
+}
+
 namespace {
 
 // Which allocation families a call belongs to; a free must match its allocation's.
@@ -137,6 +151,7 @@ Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hi
     } else {
         it = pointers_.emplace_hint(hint, a.address, a);
     }
+    teardown_.link(it->second);
     pointer_index_[a.address] = it;
     ++pointers_version_;
     return it;
@@ -145,6 +160,7 @@ Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hi
 Lifetimes::PointerMap::iterator Lifetimes::erasePointer(PointerMap::iterator it) {
     constexpr size_t kMaxSpareNodes = 1024;
     auto next = std::next(it);
+    teardown_.unlink(it->second);
     pointer_index_.erase(it->first);
     if (spare_nodes_.size() < kMaxSpareNodes) {
         spare_nodes_.push_back(pointers_.extract(it));
@@ -170,13 +186,37 @@ uint64_t Lifetimes::liveDeviceBytes(int device) const {
 }
 
 void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
-                      std::string detail) {
+                      std::string detail, bool before_gap) {
+    const bool uncertain = before_gap || unlocated_loss_;
     ++counters_.errors;
-    if (errors_.size() >= max_errors_) {
+    counters_.uncertain_errors += uncertain ? 1 : 0;
+    FreeError error{type,        e.api,     e.address, e.time_ns,         e.stack_id,
+                    alloc_stack, alloc_api, e.result,  std::move(detail), uncertain};
+    if (observer_) {
+        observer_->freeError(process_, error);
+    }
+    if (errors_.size() < max_errors_) {
+        errors_.push_back(std::move(error));
+    }
+}
+
+void Lifetimes::onGap() {
+    ++gaps_;
+}
+
+void Lifetimes::onUnlocatedLoss() {
+    if (unlocated_loss_) {
         return;
     }
-    errors_.push_back(FreeError{type, e.api, e.address, e.time_ns, e.stack_id, alloc_stack,
-                                alloc_api, e.result, std::move(detail)});
+    unlocated_loss_ = true;
+    for (FreeError& e : errors_) {
+        e.uncertain = true;
+    }
+    counters_.uncertain_errors = counters_.errors;
+    for (auto& [key, g] : leaks_) {
+        g.uncertain_bytes = g.bytes;
+        g.uncertain_allocations = g.allocations;
+    }
 }
 
 void Lifetimes::rememberFreed(uint64_t address, Freed f) {
@@ -210,14 +250,19 @@ void Lifetimes::rememberFreed(uint64_t address, Freed f) {
     }
 }
 
-void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device) {
+void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain) {
     LeakGroup& g = leaks_[key];
     g.bytes += bytes;
     g.allocations += 1;
+    if (uncertain || unlocated_loss_) {
+        g.uncertain_bytes += bytes;
+        g.uncertain_allocations += 1;
+    }
     g.bytes_by_device[device] += bytes;
 }
 
 bool Lifetimes::onEvent(const Event& e) {
+    event_ = &e;
     switch (e.op) {
     case Op::Alloc:
         if (e.result != 0) {
@@ -241,7 +286,7 @@ bool Lifetimes::onEvent(const Event& e) {
         auto it = reservations_.find(e.address);
         if (it == reservations_.end()) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "cuMemAddressFree of an address range that was not reserved");
+                  "cuMemAddressFree of an address range that was not reserved", gaps_ > 0);
         } else {
             reservations_.erase(it);
         }
@@ -276,8 +321,7 @@ bool Lifetimes::onEvent(const Event& e) {
         return false;
     case Op::CtxCreate:
         if (e.result == 0 && e.context != 0) {
-            user_contexts_.insert(e.context);
-            context_device_.erase(e.context);
+            teardown_.onContextCreated(e.context);
         }
         return false;
     case Op::PoolCreate:
@@ -308,6 +352,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         if (fits || next == pointers_.end() || next->first >= end) {
             pending_free_ = false;
             pending_free_it_->second = a;
+            teardown_.link(pending_free_it_->second);
             return &pending_free_it_->second.site;
         }
     }
@@ -325,6 +370,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         accounting_.settle();
         ++counters_.implicit_ends;
         accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(lifetime(it->second), time_ns, LifetimeEnd::Replaced);
         if (it->second.kind != Kind::HostPinned) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -349,22 +395,24 @@ void Lifetimes::addAllocation(const Event& e) {
     a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
     a.api = e.api;
     a.phase = phase_;
+    a.gaps = gaps_;
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
-    if (e.context != 0 && e.device >= 0 && !user_contexts_.contains(e.context)) {
-        context_device_[e.context] = e.device;
-    }
+    teardown_.learnContext(e.context, e.device);
     uint32_t* site = nullptr; // where the stored allocation keeps its site index
     if (a.kind == Kind::Array) {
         auto old = arrays_.find(a.address);
         if (old != arrays_.end()) {
+            teardown_.unlink(old->second);
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
+            notifyEnded(lifetime(old->second), e.time_ns, LifetimeEnd::Replaced);
             liveOn(old->second.device) -= old->second.size;
         }
         Allocation& held = arrays_[a.address];
         held = a;
+        teardown_.link(held);
         site = &held.site;
     } else {
         site = placePointer(a, e.time_ns);
@@ -374,23 +422,29 @@ void Lifetimes::addAllocation(const Event& e) {
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) += a.size;
     }
+    if (observer_) {
+        a.site = *site;
+        observer_->began(lifetime(a), e);
+    }
 }
 
 void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
+    notifyEnded(lifetime(a), time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed);
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
-        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
-    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown});
+    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown, gaps_});
 }
 
 void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,
-                          uint64_t time_ns) {
+                          uint64_t time_ns, LifetimeEnd how) {
     if (it->second.counted()) {
         accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(lifetime(it->first, it->second), time_ns, how);
         if (!it->second.host_located) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -419,15 +473,19 @@ void Lifetimes::onVmmCreate(const Event& e) {
     if (old != handles_.end()) { // a value reused while we still hold it: lost release
         accounting_.settle();
         ++counters_.implicit_ends;
-        endHandle(old, e.time_ns);
+        endHandle(old, e.time_ns, LifetimeEnd::Replaced);
     }
     PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
     h.phase = phase_;
+    h.gaps = gaps_;
     PhysicalHandle& held = handles_[e.handle];
     held = h;
     held.site = accounting_.add(charge(h), e.time_ns);
     if (!h.host_located) {
         liveOn(h.device) += h.size;
+    }
+    if (observer_) {
+        observer_->began(lifetime(e.handle, held), e);
     }
     ++counters_.allocations;
     ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
@@ -442,7 +500,9 @@ void Lifetimes::onVmmImport(const Event& e) {
         ++held->second.references;
         return;
     }
-    handles_[e.handle] = handleFrom(e, HandleOrigin::Imported, 1);
+    PhysicalHandle& h = handles_[e.handle];
+    h = handleFrom(e, HandleOrigin::Imported, 1);
+    h.gaps = gaps_;
 }
 
 PhysicalHandle& Lifetimes::unseenHandle(const Event& e) {
@@ -450,6 +510,7 @@ PhysicalHandle& Lifetimes::unseenHandle(const Event& e) {
     PhysicalHandle& h = it->second;
     if (inserted) {
         h = handleFrom(e, HandleOrigin::Unseen, 0);
+        h.gaps = gaps_;
         h.device = -1; // a map or retain event says nothing of where the memory is
         // Its mappings made before now (rare: only a handle from an unseen route has an
         // entry created this late) still hold it.
@@ -473,7 +534,7 @@ void Lifetimes::onVmmRelease(const Event& e) {
     copy.address = e.handle;
     if (it == handles_.end()) {
         error(ErrorType::InvalidFree, copy, 0, Api::Unknown,
-              "cuMemRelease of a handle that is not held");
+              "cuMemRelease of a handle that is not held", gaps_ > 0);
         return;
     }
     PhysicalHandle& h = it->second;
@@ -482,7 +543,8 @@ void Lifetimes::onVmmRelease(const Event& e) {
         if (h.origin != HandleOrigin::Unseen) {
             error(ErrorType::DoubleFree, copy, h.stack, h.api,
                   "cuMemRelease of a handle with no reference left (released more often than "
-                  "created, imported and retained)");
+                  "created, imported and retained)",
+                  h.gaps < gaps_);
         }
         return;
     }
@@ -517,7 +579,8 @@ void Lifetimes::onVmmUnmap(const Event& e) {
     auto first = mappings_.lower_bound(e.address);
     auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
     if (first == last) {
-        error(ErrorType::InvalidFree, e, 0, Api::Unknown, "cuMemUnmap of a range with no mapping");
+        error(ErrorType::InvalidFree, e, 0, Api::Unknown, "cuMemUnmap of a range with no mapping",
+              gaps_ > 0);
         return;
     }
     std::vector<uint64_t> to_end;
@@ -543,7 +606,7 @@ void Lifetimes::onFree(const Event& e) {
     const Family family = freeFamily(e.api);
     const bool array_call =
         isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
-    const Allocation* found = nullptr;
+    Allocation* found = nullptr;
     PointerMap::iterator* found_pointer = nullptr;
     bool in_arrays = false;
     if (array_call) {
@@ -568,14 +631,15 @@ void Lifetimes::onFree(const Event& e) {
         const Freed* f = freed_.find(e.address);
         if (!f) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "free of an address that was never allocated");
+                  "free of an address that was never allocated", gaps_ > 0);
         } else if (f->by_teardown) {
             error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
                   "free of an allocation that a device reset or context destroy already "
-                  "released");
+                  "released",
+                  f->gaps < gaps_);
         } else {
             error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
-                  "free of an address that was already freed");
+                  "free of an address that was already freed", f->gaps < gaps_);
         }
         return;
     }
@@ -584,13 +648,15 @@ void Lifetimes::onFree(const Event& e) {
     if (family != Family::Unknown && alloc_family != Family::Unknown && family != alloc_family) {
         error(ErrorType::MismatchedFree, e, found->stack, found->api,
               std::string(format::apiName(e.api)) + " on memory from " +
-                  std::string(format::apiName(found->api)));
+                  std::string(format::apiName(found->api)),
+              found->gaps < gaps_);
     }
     if (e.result != 0) {
         return; // the driver refused: the allocation is still there
     }
     ++counters_.frees;
     Allocation a = *found;
+    teardown_.unlink(*found);
     if (in_arrays) {
         arrays_.erase(a.address);
     } else {
@@ -605,41 +671,21 @@ void Lifetimes::onFree(const Event& e) {
 
 void Lifetimes::onTeardown(const Event& e) {
     ++counters_.teardowns;
-    auto owned = [&](const Allocation& a) {
-        if (a.kind == Kind::Pool || a.kind == Kind::Vmm) {
-            return false;
-        }
-        if (e.context != 0) {
-            return a.context == e.context;
-        }
-        if (e.device < 0 || user_contexts_.contains(a.context)) {
-            return false;
-        }
-        if (a.device == e.device) {
-            return true;
-        }
-        // Pinned host memory has no device, but it belongs to the primary context it was
-        // allocated in.
-        auto ctx = context_device_.find(a.context);
-        return a.device < 0 && a.context != 0 && ctx != context_device_.end() &&
-               ctx->second == e.device;
-    };
-    std::vector<Allocation> ended;
     settlePendingFreeNow();
-    for (auto it = pointers_.begin(); it != pointers_.end();) {
-        if (owned(it->second)) {
-            ended.push_back(it->second);
-            it = erasePointer(it);
-        } else {
-            ++it;
-        }
+    // Ended in address order, pointers before arrays, whatever order the index keeps.
+    std::vector<Allocation> ended;
+    for (Allocation* a : teardown_.take(e)) {
+        ended.push_back(*a);
     }
-    for (auto it = arrays_.begin(); it != arrays_.end();) {
-        if (owned(it->second)) {
-            ended.push_back(it->second);
-            it = arrays_.erase(it);
-        } else {
-            ++it;
+    std::sort(ended.begin(), ended.end(), [](const Allocation& x, const Allocation& y) {
+        const bool xa = x.kind == Kind::Array, ya = y.kind == Kind::Array;
+        return xa != ya ? ya : x.address < y.address;
+    });
+    for (const Allocation& a : ended) {
+        if (a.kind == Kind::Array) {
+            arrays_.erase(a.address);
+        } else if (PointerMap::iterator* it = pointer_index_.find(a.address)) {
+            erasePointer(*it);
         }
     }
     accounting_.beginRemovals();
@@ -647,23 +693,24 @@ void Lifetimes::onTeardown(const Event& e) {
         endAllocation(a, e.time_ns, true);
     }
     accounting_.endRemovals(e.time_ns);
-    if (e.context != 0) {
-        user_contexts_.erase(e.context);
-    }
 }
 
 void Lifetimes::releaseAll(uint64_t time_ns) {
+    event_ = nullptr;
     settlePendingFreeNow();
     accounting_.beginRemovals();
     for (const auto& [address, a] : pointers_) {
         accounting_.remove(charge(a), time_ns);
+        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
     }
     for (const auto& [address, a] : arrays_) {
         accounting_.remove(charge(a), time_ns);
+        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) { // imported handles were never charged
             accounting_.remove(charge(h), time_ns);
+            notifyEnded(lifetime(handle, h), time_ns, LifetimeEnd::ProcessEnd);
         }
     }
     accounting_.endRemovals(time_ns);
@@ -672,15 +719,15 @@ void Lifetimes::releaseAll(uint64_t time_ns) {
 void Lifetimes::finish() {
     settlePendingFreeNow();
     for (const auto& [address, a] : pointers_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [address, a] : arrays_) {
-        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device);
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) {
             leak(LeakKey{h.stack, Kind::Vmm, h.api, false, h.phase}, h.size,
-                 h.host_located ? -1 : h.device);
+                 h.host_located ? -1 : h.device, h.gaps < gaps_);
         }
     }
 }

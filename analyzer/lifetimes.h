@@ -7,9 +7,11 @@
 // bytes are charged to the shared LiveAccounting.
 #pragma once
 
+#include "allocation.h"
 #include "flat_map.h"
 #include "live_accounting.h"
 #include "phase_tracker.h"
+#include "teardown_index.h"
 
 #include <gpumemtrace/trace_format.h>
 
@@ -22,20 +24,6 @@
 #include <vector>
 
 namespace gmt::analyzer {
-
-struct Allocation {
-    uint64_t address = 0;
-    uint64_t size = 0;   // bytes asked for: what is counted
-    uint64_t extent = 0; // address range held (>= size for pitched allocations)
-    uint64_t context = 0;
-    uint64_t time_ns = 0;
-    uint32_t stack = 0;
-    int device = -1;
-    format::Kind kind = format::Kind::None;
-    format::Api api = format::Api::Unknown;
-    uint32_t site = kNoSite;   // LiveAccounting's counter for (process, stack)
-    uint32_t phase = kNoPhase; // the phase current when it was made (phase_tracker.h)
-};
 
 struct Reservation {
     uint64_t size = 0;
@@ -54,6 +42,7 @@ enum class HandleOrigin : uint8_t {
 // reference is released *and* the last mapping of it unmapped.
 struct PhysicalHandle {
     uint64_t size = 0; // created: bytes; otherwise the largest offset + size mapped
+    uint32_t gaps = 0; // gaps in the trace before it was first seen
     uint64_t time_ns = 0;
     uint32_t stack = 0;
     int device = -1;
@@ -88,6 +77,9 @@ struct FreeError {
     format::Api allocation_api = format::Api::Unknown;
     int32_t result = 0;
     std::string detail;
+    // Events missing from the trace (a gap, or drops) could explain it: the allocation or
+    // free it contradicts may be among them.
+    bool uncertain = false;
 };
 
 // Leaks are aggregated as they become known (teardown) and at the end, apart per phase
@@ -103,7 +95,40 @@ struct LeakKey {
 struct LeakGroup {
     uint64_t bytes = 0;
     uint64_t allocations = 0;
+    // Of those, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
     std::map<int, uint64_t> bytes_by_device;
+};
+
+// Told of every allocation the analysis counts as it begins and ends, so that a view can
+// stream lifetimes (export) without keeping them: pointer and array allocations, and the
+// physical handles created here (imported and unseen handles are not this process's).
+struct LifetimeInfo {
+    uint64_t address = 0; // the pointer; an array's handle; a VMM physical handle's value
+    uint64_t begin_ns = 0;
+    format::Api api = format::Api::Unknown;
+    Charge charge; // process, stack, device, kind, device-resident or not, bytes
+};
+enum class LifetimeEnd : uint8_t {
+    Freed,      // freed, released, unmapped: the program let it go
+    Teardown,   // a device reset or context destroy released it (still a leak)
+    Replaced,   // an allocation was made over it: its free was not recorded
+    ProcessEnd, // still held when its process ended (a leak)
+};
+// "freed", "teardown", "replaced", "process_end": how views name a lifetime's end.
+std::string_view lifetimeEndName(LifetimeEnd how);
+
+class LifetimeObserver {
+  public:
+    virtual ~LifetimeObserver() = default;
+    // `e`: the event that made it.
+    virtual void began(const LifetimeInfo& /*lifetime*/, const format::Event& /*e*/) {}
+    // `cause`: the event that ended it; null at the process's end.
+    virtual void ended(const LifetimeInfo& /*lifetime*/, uint64_t /*time_ns*/, LifetimeEnd /*how*/,
+                       const format::Event* /*cause*/) {}
+    // Every bad free as it is found (errors() keeps only the first max_errors).
+    virtual void freeError(uint32_t /*process*/, const FreeError& /*error*/) {}
 };
 
 struct ProcessCounters {
@@ -114,6 +139,7 @@ struct ProcessCounters {
     uint64_t teardowns = 0;
     uint64_t implicit_ends = 0;    // a new allocation over a live one (a free not recorded)
     uint64_t imported_handles = 0; // cuMemImportFromShareableHandle: not allocations here
+    uint64_t uncertain_errors = 0; // of `errors`, those missing events could explain
     std::array<uint64_t, kKindCount> allocations_by_kind{};
 };
 
@@ -123,6 +149,8 @@ class Lifetimes {
 
     // Returns true when the event is a failed allocation (the caller diagnoses it).
     bool onEvent(const format::Event& e);
+    // Tells `observer` (may be null) of every counted lifetime from now on.
+    void setObserver(LifetimeObserver* observer) { observer_ = observer; }
     // Allocations made from now on belong to this phase (PhaseTracker's index).
     void setPhase(uint32_t phase) { phase_ = phase; }
     // The process ended at `time_ns`: what it still holds stops counting as live memory
@@ -131,16 +159,28 @@ class Lifetimes {
     // Everything still live becomes a leak; call once, at the end.
     void finish();
 
+    // Events are missing from here on (the trace has a gap in its sequence, or its log
+    // ends in damage): an error or leak that events in the gap could explain is marked
+    // uncertain instead of being reported as fact.
+    void onGap();
+    // Events were lost at points the trace does not record (drop mode): every error and
+    // leak is uncertain, those found so far included.
+    void onUnlocatedLoss();
+
     const std::map<uint64_t, Allocation>& pointers() const {
         settlePendingFree();
         return pointers_;
     }
+    const std::unordered_map<uint64_t, Allocation>& arrays() const { return arrays_; }
     const std::map<uint64_t, Reservation>& reservations() const { return reservations_; }
     const std::map<uint64_t, Mapping>& mappings() const { return mappings_; }
     const std::unordered_map<uint64_t, PhysicalHandle>& handles() const { return handles_; }
     size_t liveCount() const {
         return pointers_.size() - (pending_free_ ? 1 : 0) + arrays_.size() + handles_.size();
     }
+    // What a fragmentation measurement walks: pointers, handles, reservations and their
+    // mappings (reservations hold no bytes, but a trace may hold millions of them).
+    size_t walkSize() const { return liveCount() + reservations_.size() + mappings_.size(); }
     uint64_t liveDeviceBytes(int device) const;
 
     const std::map<LeakKey, LeakGroup>& leaks() const { return leaks_; }
@@ -152,6 +192,7 @@ class Lifetimes {
         uint32_t allocation_stack = 0;
         format::Api api = format::Api::Unknown;
         bool by_teardown = false;
+        uint32_t gaps = 0; // gaps in the trace before the free
     };
 
     Charge charge(const Allocation& a) const;
@@ -175,12 +216,25 @@ class Lifetimes {
     void onVmmUnmap(const format::Event& e);
     // The handle's entry for a value first seen mapped or retained.
     PhysicalHandle& unseenHandle(const format::Event& e);
-    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns);
+    void endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it, uint64_t time_ns,
+                   LifetimeEnd how = LifetimeEnd::Freed);
+    LifetimeInfo lifetime(const Allocation& a) const {
+        return LifetimeInfo{a.address, a.time_ns, a.api, charge(a)};
+    }
+    LifetimeInfo lifetime(uint64_t handle, const PhysicalHandle& h) const {
+        return LifetimeInfo{handle, h.time_ns, h.api, charge(h)};
+    }
+    void notifyEnded(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how) {
+        if (observer_) {
+            observer_->ended(l, time_ns, how, event_);
+        }
+    }
     void onTeardown(const format::Event& e);
     void rememberFreed(uint64_t address, Freed f);
+    // `before_gap`: the allocation or free the error contradicts came before a gap.
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
-               std::string detail);
-    void leak(const LeakKey& key, uint64_t bytes, int device);
+               std::string detail, bool before_gap);
+    void leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain);
     uint64_t& liveOn(int device);
 
     // pointers_ with an address index and recycled nodes: a free finds its allocation
@@ -207,6 +261,8 @@ class Lifetimes {
 
     uint32_t process_;
     uint32_t phase_ = kNoPhase;
+    LifetimeObserver* observer_ = nullptr;
+    const format::Event* event_ = nullptr; // the event being applied, for the observer
     LiveAccounting& accounting_;
     size_t max_errors_;
     PointerMap pointers_;
@@ -230,12 +286,13 @@ class Lifetimes {
     std::vector<std::unique_ptr<uint64_t[]>> freed_order_;
     size_t freed_count_ = 0; // slots filled, until the ring is full
     size_t freed_head_ = 0;
-    std::unordered_set<uint64_t> user_contexts_;
-    std::unordered_map<uint64_t, int> context_device_; // learned primary contexts
+    TeardownIndex teardown_; // what a teardown ends, by context and device
     std::unordered_map<int, uint64_t> live_by_device_;
     std::map<LeakKey, LeakGroup> leaks_;
     std::vector<FreeError> errors_;
     ProcessCounters counters_;
+    uint32_t gaps_ = 0;           // gaps seen so far
+    bool unlocated_loss_ = false; // drops: nothing is certain
 };
 
 } // namespace gmt::analyzer

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "flat_map.h"
+#include "moment_sampler.h"
 #include "timeline.h"
 
 #include <gpumemtrace/trace_format.h>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -34,11 +36,6 @@ struct Charge {
     uint32_t site = UINT32_MAX;
 };
 inline constexpr uint32_t kNoSite = UINT32_MAX;
-
-struct SiteLive {
-    uint64_t bytes = 0;
-    uint64_t allocations = 0;
-};
 
 // How a (process, stack) counter moved over the whole run: what the growth analysis
 // (growth_analysis.h) uses to choose iteration boundaries and the sites worth following.
@@ -63,11 +60,17 @@ struct PeakPoint {
     uint64_t time_ns = 0;
 };
 
-inline constexpr size_t kKindCount = 7; // indexed by format::Kind
+// What the HTML view needs beyond the text report (0: not kept; the default).
+struct AccountingDetail {
+    size_t kind_timeline_points = 0; // buckets per device of the by-kind timelines
+    size_t moments = 0;              // moments sampled (moment_sampler.h)
+    size_t moment_sites = 0;         // stacks kept per moment
+};
 
 class LiveAccounting {
   public:
-    explicit LiveAccounting(size_t timeline_points);
+    explicit LiveAccounting(size_t timeline_points, AccountingDetail detail = {});
+    ~LiveAccounting();
 
     // add returns the index of the allocation's site counter (kNoSite when it is not
     // resident), to pass back in Charge::site when it is removed.
@@ -119,14 +122,23 @@ class LiveAccounting {
         }
     }
     void setObserver(SiteObserver* observer) { observer_ = observer; }
+    // By kind, per device; pinned host memory (every device's) under kHostDevice.
+    const std::map<int, KindTimeline>& kindTimelines() const { return kind_timelines_; }
+    static constexpr int kHostDevice = -1;
+    // Empty unless AccountingDetail::moments.
+    std::vector<LiveMoment> moments() const;
+    // (process << 32 | stack) -> every allocation made there (any kind), for sites with one.
+    std::vector<std::pair<uint64_t, SiteLive>> allocatedSites() const;
 
   private:
     struct Site {
         uint64_t key = 0; // process << 32 | stack
         SiteLive now;
         SiteLive at_peak;
+        SiteLive allocated; // every allocation ever made here, resident or not
         bool dirty = false;
         SiteHistory history;
+        uint32_t live_slot = UINT32_MAX; // index in live_sites_ while it holds memory
     };
     // The per-device counters of the device last charged (std::map nodes do not move).
     struct DeviceSlot {
@@ -135,6 +147,8 @@ class LiveAccounting {
         uint64_t* live = nullptr;
         PeakPoint* peak = nullptr; // created by add() only, as device_peak_[] was
         Timeline* timeline = nullptr;
+        KindLevels* kinds = nullptr;           // the device's live bytes by kind
+        KindTimeline* kind_timeline = nullptr; // null unless kept
     };
     static size_t index(format::Kind k) {
         auto i = static_cast<size_t>(k);
@@ -144,8 +158,12 @@ class LiveAccounting {
     Site& touch(uint32_t index);
     DeviceSlot& deviceSlot(int device);
     void snapshot();
+    void sampleMoment(uint64_t time_ns);
+    void recordKinds(DeviceSlot& d, uint64_t time_ns);
+    void recordHost(uint64_t time_ns);
 
     size_t timeline_points_;
+    AccountingDetail detail_;
     uint64_t total_ = 0;
     PeakPoint peak_;
     bool pending_ = false;
@@ -162,9 +180,14 @@ class LiveAccounting {
     std::vector<uint32_t> dirty_;
     DeviceSlot device_slot_;
     std::map<int, Timeline> timelines_;
+    std::map<int, KindLevels> device_kinds_;
+    std::map<int, KindTimeline> kind_timelines_;
+    std::vector<uint32_t> live_sites_; // sites holding memory now
+    std::unique_ptr<MomentSampler> moments_;
     std::function<void(const PeakPoint&)> on_snapshot_;
     SiteObserver* observer_ = nullptr;
     bool batch_ = false;
+    bool host_changed_ = false;      // pinned host memory ended in the batch
     std::vector<int> batch_devices_; // devices whose level changed in the batch
 };
 

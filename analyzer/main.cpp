@@ -1,7 +1,10 @@
 // gpumemtrace: the analyzer's command line. Subcommands live in cli/, one file each.
 #include "cli/commands.h"
 
+#include <exception>
 #include <iostream>
+#include <new>
+#include <string>
 
 int main(int argc, char** argv) {
     CLI::App app{"gpumemtrace: find GPU memory leaks, explain peaks and fragmentation"};
@@ -12,6 +15,7 @@ int main(int argc, char** argv) {
     gmt::cli::addRecordCommand(app, exit_code);
     gmt::cli::addCheckCommand(app, exit_code);
     gmt::cli::addDiffCommand(app, exit_code);
+    gmt::cli::addExportCommand(app, exit_code);
     gmt::cli::finishApp(app);
     if (argc < 2) {
         // No command is a usage error (exit 2), but the help is what the user needs.
@@ -28,6 +32,16 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
+        return gmt::cli::kExitBadInput;
+    } catch (...) {
+        // Whatever a command did not handle itself (a failed write, memory exhausted, a
+        // library's exception on odd input) still ends as one line and status 2, never
+        // as std::terminate's abort.
+        std::string where = "gpumemtrace";
+        for (const CLI::App* sub : app.get_subcommands()) {
+            where += " " + sub->get_name();
+        }
+        std::cerr << where << ": " << gmt::cli::describeException(std::current_exception()) << '\n';
         return gmt::cli::kExitBadInput;
     }
     return exit_code;

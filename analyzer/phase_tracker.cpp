@@ -68,6 +68,7 @@ uint32_t PhaseTracker::onPhase(const format::PhaseInfo& p, uint64_t live_bytes) 
         close(level.marked, p.time_ns);
         const uint32_t phase = intern(level.pushed.phase, p.name, p.time_ns);
         level.marked = begin(phase, p.time_ns, live_bytes);
+        record_phase_ = phase;
         break;
     }
     case PhaseKind::Push: {
@@ -75,9 +76,11 @@ uint32_t PhaseTracker::onPhase(const format::PhaseInfo& p, uint64_t live_bytes) 
         Level level;
         level.pushed = begin(phase, p.time_ns, live_bytes);
         stack.push_back(level);
+        record_phase_ = phase;
         break;
     }
     case PhaseKind::Pop:
+        record_phase_ = stack.empty() ? kNoPhase : stack.back().pushed.phase;
         if (!stack.empty()) { // a pop with nothing pushed changes nothing
             close(stack.back().marked, p.time_ns);
             close(stack.back().pushed, p.time_ns);

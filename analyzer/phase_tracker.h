@@ -60,6 +60,9 @@ class PhaseTracker {
     void end(uint64_t time_ns);
 
     uint32_t current() const { return current_; }
+    // The phase the last Phase record began (a mark or a push) or ended (a pop; kNoPhase
+    // for a pop with nothing pushed): what the report's list of markers names.
+    uint32_t recordPhase() const { return record_phase_; }
     const std::vector<PhaseStats>& phases() const { return phases_; }
     // True when `phase` is `ancestor` or nested (at any depth) in it.
     bool within(uint32_t phase, uint32_t ancestor) const;
@@ -94,6 +97,7 @@ class PhaseTracker {
     std::unordered_map<uint32_t, std::vector<Level>> threads_; // pushed levels per thread
     uint32_t active_tid_ = 0; // the thread that marked, pushed or popped last
     uint32_t current_ = kNoPhase;
+    uint32_t record_phase_ = kNoPhase;
 };
 
 } // namespace gmt::analyzer

@@ -10,6 +10,10 @@ namespace gmt::analyzer {
 struct Record {
     format::RecordTag tag = format::RecordTag::Event;
     bool from_ring = false; // recovered from a committed ring slot, not from the log
+    // Sequence positions lost just before this record: neither a valid frame covers them
+    // nor a ring slot still holds them (their events are missing from the trace).
+    uint64_t missing_before = 0;
+    uint64_t position = 0; // its sequence position, for a record from the ring
     format::HeaderInfo header;
     format::DeviceInfo device;
     format::ModuleInfo module;
@@ -17,6 +21,7 @@ struct Record {
     format::Event event;
     format::TrailerInfo trailer;
     format::PhaseInfo phase;
+    format::PythonCodeInfo python_code;
 };
 
 } // namespace gmt::analyzer

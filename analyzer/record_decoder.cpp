@@ -39,6 +39,9 @@ DecodeStatus decodeRecord(format::ByteReader& r, Record& out, format::EventCoder
     case RecordTag::Phase:
         ok = format::decodePhase(body, out.phase);
         break;
+    case RecordTag::PythonCode:
+        ok = format::decodePythonCode(body, out.python_code);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

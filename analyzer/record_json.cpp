@@ -1,5 +1,7 @@
 #include "record_json.h"
 
+#include "python_code.h"
+
 #include <cstdio>
 
 namespace gmt::analyzer {
@@ -40,7 +42,9 @@ Json headerJson(const format::HeaderInfo& h) {
                 {"rank", h.rank},
                 {"local_rank", h.local_rank},
                 {"world_size", h.world_size},
-                {"rank_source", h.rank_source}};
+                {"rank_source", h.rank_source},
+                {"python_version", pythonVersionText(h.python_version)},
+                {"python_status", format::pythonStatusName(h.python_status)}};
 }
 
 Json eventJson(const format::Event& e) {
@@ -114,8 +118,26 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
             frames.push_back(hex(r.stack.frames[i]));
         }
         j = Json{{"record", "stack"}, {"id", r.stack.id}, {"frames", std::move(frames)}};
+        if (r.stack.python_depth > 0) {
+            Json python = Json::array();
+            for (uint32_t i = 0; i < r.stack.python_depth; ++i) {
+                const format::PythonFrame& f = r.stack.python[i];
+                python.push_back(Json{
+                    {"code", f.code_id}, {"instruction", f.instruction}, {"position", f.position}});
+            }
+            j["python"] = std::move(python);
+        }
         break;
     }
+    case format::RecordTag::PythonCode:
+        j = Json{{"record", "python_code"},
+                 {"id", r.python_code.id},
+                 {"filename", r.python_code.filename},
+                 {"name", r.python_code.name},
+                 {"first_line", r.python_code.first_line},
+                 {"line_table_format", static_cast<int>(r.python_code.table_format)},
+                 {"line_table", bytesHex(r.python_code.line_table)}};
+        break;
     case format::RecordTag::Event:
         j = Json{{"record", "event"}};
         j.update(eventJson(r.event));
@@ -127,10 +149,15 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"end_mono_ns", r.trailer.end_mono_ns},
                  {"end_wall_ns", r.trailer.end_wall_ns},
                  {"exit_signal", r.trailer.exit_signal},
-                 {"in_flight", r.trailer.in_flight}};
+                 {"in_flight", r.trailer.in_flight},
+                 {"python_status", format::pythonStatusName(r.trailer.python_status)}};
         break;
     case format::RecordTag::Phase:
-        j = Json{{"record", "phase"}, {"time_ns", r.phase.time_ns}, {"name", r.phase.name}};
+        j = Json{{"record", "phase"},
+                 {"time_ns", r.phase.time_ns},
+                 {"name", r.phase.name},
+                 {"kind", format::phaseKindName(r.phase.kind)},
+                 {"tid", r.phase.tid}};
         break;
     }
     if (r.from_ring) {

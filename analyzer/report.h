@@ -24,9 +24,38 @@ inline constexpr int kReportSchemaVersion = 1;
 // Innermost frame first.
 using Stack = std::vector<Frame>;
 
+// One Phase record of a process (gpumemtrace.h, NVTX ranges), in time order.
 struct PhaseMarker {
     uint64_t time_ns = 0;
-    std::string name;
+    std::string name; // the phase it began; for a pop, the one it ended ("" when none was open)
+    format::PhaseKind kind = format::PhaseKind::Mark;
+    uint64_t tid = 0; // the thread that wrote it (nesting is per thread)
+    // That phase's path, outermost first (ends with `name`; empty for a pop that ended
+    // nothing). Reports saved before nesting existed have [name].
+    std::vector<std::string> path;
+};
+
+// The CPython a process ran, as its trace's header and trailer say (docs/python.md).
+struct PythonRuntime {
+    std::string version; // "3.12.3"; empty when not known
+    // At the end of the trace when it has a trailer (a failed check shows only there).
+    format::PythonStatus status = format::PythonStatus::NotDetected;
+};
+
+// Where events are missing from a trace (docs/analysis.md, "Missing events").
+struct MissingRangeReport {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before the gap (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+struct MissingEventsReport {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every gap
+    uint64_t gap_count = 0;
+    std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
+    bool unknown_tail = false;            // a damaged log with nothing after it
 };
 
 struct ProcessReport {
@@ -64,6 +93,11 @@ struct ProcessReport {
     // and per device (ordinal, bytes), ordinals ascending. 0 / empty in older reports.
     uint64_t peak_bytes = 0;
     std::vector<std::pair<int64_t, uint64_t>> device_peaks;
+    // Unset when the trace saw no CPython (or an older tracer wrote it): then no stack of
+    // the process has Python frames, and nothing needs saying.
+    std::optional<PythonRuntime> python;
+    // Set when events are missing: its leak and error figures are then partly uncertain.
+    std::optional<MissingEventsReport> missing_events;
 };
 
 struct Summary {
@@ -77,6 +111,9 @@ struct Summary {
     uint64_t peak_time_ns = 0;
     uint64_t leak_groups = 0;
     uint64_t teardown_released_bytes = 0;
+    // Of the errors and leaked bytes, those that missing events could explain.
+    uint64_t uncertain_errors = 0;
+    uint64_t uncertain_leaked_bytes = 0;
 };
 
 struct KindReport {
@@ -107,6 +144,9 @@ struct LeakSite {
     bool released_by_teardown = false;
     uint64_t pid = 0;
     uint64_t stack_id = 0;
+    // Of `bytes`, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 // What the `leaks` list covers and how much lies beyond it. Without a phase and a filter
@@ -119,6 +159,9 @@ struct LeakScope {
     uint64_t suppressed_bytes = 0;
     uint64_t suppressed_allocations = 0;
     uint64_t suppressed_sites = 0;
+    // Of `bytes` and `allocations`, those missing events could explain.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 struct PeakSite {
@@ -149,6 +192,33 @@ struct PinReport {
     Stack stack;
 };
 
+// A stack the detail fields below refer to by its index in Report::stacks.
+using StackRef = std::optional<uint32_t>; // unset: not embedded (past ReportDetail::stacks)
+
+// The address layout of one fragmentation measurement (fragmentation.h AddressLayout):
+// spans, blocks and holes in address order, the first ReportDetail::layout_entries of each.
+struct LayoutSpanReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    bool reservation = false;
+};
+struct LayoutBlockReport {
+    uint64_t address = 0;
+    uint64_t extent = 0;
+    uint64_t bytes = 0;
+    uint64_t pinned_bytes = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    StackRef stack;
+};
+struct LayoutReport {
+    std::vector<LayoutSpanReport> spans;
+    std::vector<LayoutBlockReport> blocks;
+    std::vector<HoleReport> holes; // hole_count of the measurement counts them all
+    uint64_t span_count = 0;
+    uint64_t block_count = 0;
+};
+
 struct FragmentationReport {
     Moment moment = Moment::End;
     uint64_t time_ns = 0;
@@ -163,8 +233,9 @@ struct FragmentationReport {
     uint64_t pid = 0;
     bool exact = true;
     // What the holes are measured against (0 when unknown, e.g. an older report).
-    uint64_t live_bytes = 0;         // the process's live device memory there and then
-    uint64_t device_total_bytes = 0; // the device's memory
+    uint64_t live_bytes = 0;            // the process's live device memory there and then
+    uint64_t device_total_bytes = 0;    // the device's memory
+    std::optional<LayoutReport> layout; // with ReportDetail::layout_entries
 };
 
 struct FailureReport {
@@ -195,6 +266,7 @@ struct ErrorReport {
     std::string detail;
     int64_t result = 0;
     uint64_t pid = 0;
+    bool uncertain = false; // missing events could explain it
 };
 
 struct TimelineReport {
@@ -284,6 +356,48 @@ struct RankRow {
     std::vector<std::string> outlier;
 };
 
+// ---- Detail: what the HTML view draws beyond the text report (ReportDetail) ----
+
+struct StackEntry {
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+    Stack frames;
+};
+
+// One device's live bytes by kind (docs/analysis.md, "Timeline"): per downsampling bucket
+// the levels at its lowest and at its highest total, so stacked kinds sum to the total.
+// Device -1: pinned host memory of every device.
+struct KindTimelineReport {
+    int64_t device = 0;
+    std::vector<format::Kind> kinds;          // the series, in this order
+    std::vector<uint64_t> time_ns;            // sample times
+    std::vector<std::vector<uint64_t>> bytes; // bytes[series][sample]
+};
+
+struct SiteRef {
+    uint64_t pid = 0;
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    StackRef stack;
+};
+
+// What was live at one sampled moment (moment_sampler.h), grouped by stack.
+struct MomentReport {
+    uint64_t time_ns = 0;  // the live set the change at time_ns left...
+    uint64_t until_ns = 0; // ...lasting until the next change
+    uint64_t live_bytes = 0;
+    uint64_t sites = 0;             // stacks holding memory (all, listed or not)
+    std::vector<SiteRef> top_sites; // largest first
+};
+
+// Every successful allocation of the run, by stack (any kind).
+struct AllocatedReport {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;             // all stacks, listed or not
+    std::vector<SiteRef> top_sites; // most bytes first
+};
+
 struct Report {
     int64_t schema_version = kReportSchemaVersion;
     std::string generator;
@@ -303,12 +417,33 @@ struct Report {
     std::vector<GrowthSite> growth;          // most bytes per iteration first
     GrowthScope growth_scope;
     std::vector<RankRow> ranks; // the processes that have a rank, by rank
+    // Detail (empty unless ReportOptions::detail asks for it).
+    std::vector<StackEntry> stacks; // referred to by StackRef
+    uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
+    std::vector<KindTimelineReport> kind_timeline;
+    std::vector<MomentReport> moments;
+    std::optional<AllocatedReport> allocated;
 };
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,
                                                   format::Kind::Managed, format::Kind::HostPinned,
                                                   format::Kind::Array,   format::Kind::Vmm};
+
+// How much detail to compute and embed for the HTML view; 0 leaves a part out (the
+// default: text and JSON reports do not pay for what they do not show).
+struct ReportDetail {
+    size_t kind_timeline_points = 0; // downsampling buckets per device
+    size_t moments = 0;              // moments sampled over the run
+    size_t moment_sites = 0;         // stacks listed per moment
+    size_t layout_entries = 0;       // spans, blocks and holes per layout (peak, failures)
+    size_t layout_failures = 0;      // failures with a layout: the first ones
+    size_t allocated_sites = 0;      // stacks listed by bytes allocated in total
+    size_t stacks = 0;               // distinct stacks embedded for all of the above
+
+    // What `report --format html` uses.
+    static ReportDetail forHtml() { return {2000, 256, 20, 2000, 10, 500, 1000}; }
+};
 
 struct ReportOptions {
     size_t top = 10;               // leaks, top sites, holes and pins listed
@@ -324,6 +459,7 @@ struct ReportOptions {
     // it from the list into LeakScope's suppressed figures. Without a filter only the
     // listed sites are symbolized.
     std::function<bool(const LeakSite&)> leak_filter;
+    ReportDetail detail;
 };
 
 // This gpumemtrace's version ("0.1.0"), and "gpumemtrace VERSION": what made a report (and

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "cuda_errors.h"
+#include "python_code.h"
 #include "rank_table.h"
 #include "stack_symbolizer.h"
 
@@ -63,8 +64,34 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
     if (p.status.in_flight > 0) {
         r.in_flight_calls = p.status.in_flight;
     }
-    for (const auto& ph : p.phases) {
-        r.phases.push_back({ph.time_ns, ph.name});
+    for (const PhaseRecord& ph : p.phases) {
+        std::vector<std::string> path = p.phase_tracker->path(ph.phase);
+        std::string name = path.empty() ? std::string() : path.back();
+        r.phases.push_back(
+            {ph.info.time_ns, std::move(name), ph.info.kind, ph.info.tid, std::move(path)});
+    }
+    if (p.header && (p.header->python_version != 0 ||
+                     p.header->python_status != format::PythonStatus::NotDetected)) {
+        // The trailer has the status at the end; a trace without one (the process was
+        // killed) has only the start's, where "pending" may have become "captured" since:
+        // its stacks say so.
+        format::PythonStatus status =
+            p.trailer ? p.trailer->python_status : p.header->python_status;
+        if (status == format::PythonStatus::Pending && !p.python_stacks.empty()) {
+            status = format::PythonStatus::Captured;
+        }
+        r.python = PythonRuntime{pythonVersionText(p.header->python_version), status};
+    }
+    if (p.missing.any()) {
+        MissingEventsReport m;
+        m.dropped_events = p.missing.dropped_events;
+        m.missing_positions = p.missing.missing_positions;
+        m.gap_count = p.missing.range_count;
+        for (const MissingRange& g : p.missing.ranges) {
+            m.gaps.push_back({g.first_position, g.positions, g.after_time_ns, g.before_time_ns});
+        }
+        m.unknown_tail = p.missing.unknown_tail;
+        r.missing_events = std::move(m);
     }
     return r;
 }
@@ -79,6 +106,8 @@ struct LeakRow {
     bool teardown = false;
     uint64_t bytes = 0;
     uint64_t allocations = 0;
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
 };
 
 // Which phases of one process a phase name covers: the phases of that name and every
@@ -117,10 +146,13 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             auto [it, inserted] = index.try_emplace(
                 std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
             if (inserted) {
-                rows.push_back({i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0});
+                rows.push_back(
+                    {i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0, 0, 0});
             }
             rows[it->second].bytes += g.bytes;
             rows[it->second].allocations += g.allocations;
+            rows[it->second].uncertain_bytes += g.uncertain_bytes;
+            rows[it->second].uncertain_allocations += g.uncertain_allocations;
         }
     }
     std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
@@ -156,6 +188,11 @@ class Builder {
         timeline(r);
         growth(r);
         r.ranks = rankRows({&r});
+        // Detail, in the order its stacks are embedded when they are too many to embed.
+        allocated(r);
+        moments(r);
+        layouts(r);
+        kindTimelines(r);
         return r;
     }
 
@@ -180,6 +217,7 @@ class Builder {
             s.frees += c.frees;
             s.failed_allocations += c.failed_allocations;
             s.errors += c.errors;
+            s.uncertain_errors += c.uncertain_errors;
             for (size_t k = 0; k < kKindCount; ++k) {
                 kind_allocs[k] += c.allocations_by_kind[k];
             }
@@ -191,6 +229,7 @@ class Builder {
                 groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
                 s.leaked_bytes += g.bytes;
                 s.leaked_allocations += g.allocations;
+                s.uncertain_leaked_bytes += g.uncertain_bytes;
                 proc_leaked += g.bytes;
                 if (key.released_by_teardown) {
                     s.teardown_released_bytes += g.bytes;
@@ -280,6 +319,8 @@ class Builder {
                 // Beyond the list and nothing to match: counted, never symbolized.
                 scope.bytes += row.bytes;
                 scope.allocations += row.allocations;
+                scope.uncertain_bytes += row.uncertain_bytes;
+                scope.uncertain_allocations += row.uncertain_allocations;
                 ++scope.sites;
                 continue;
             }
@@ -292,6 +333,8 @@ class Builder {
             site.released_by_teardown = row.teardown;
             site.pid = pidOf(*procs_[row.process]);
             site.stack_id = row.stack;
+            site.uncertain_bytes = row.uncertain_bytes;
+            site.uncertain_allocations = row.uncertain_allocations;
             if (options_.leak_filter && options_.leak_filter(site)) {
                 scope.suppressed_bytes += row.bytes;
                 scope.suppressed_allocations += row.allocations;
@@ -300,6 +343,8 @@ class Builder {
             }
             scope.bytes += row.bytes;
             scope.allocations += row.allocations;
+            scope.uncertain_bytes += row.uncertain_bytes;
+            scope.uncertain_allocations += row.uncertain_allocations;
             ++scope.sites;
             if (listed) {
                 r.leaks.push_back(std::move(site));
@@ -391,6 +436,7 @@ class Builder {
                 out.detail = e.detail;
                 out.result = e.result;
                 out.pid = pidOf(*procs_[i]);
+                out.uncertain = e.uncertain;
                 r.errors.push_back(std::move(out));
             }
         }
@@ -458,8 +504,125 @@ class Builder {
         }
     }
 
+    // A detail field's stack: each (process, stack) symbolized once, the first
+    // ReportDetail::stacks of them embedded, the others counted.
+    StackRef stackRef(Report& r, uint32_t process, uint32_t stack) {
+        const uint64_t key = (uint64_t{process} << 32) | stack;
+        auto [it, inserted] = stack_refs_.try_emplace(key);
+        if (!inserted) {
+            return it->second;
+        }
+        if (r.stacks.size() < options_.detail.stacks) {
+            it->second = static_cast<uint32_t>(r.stacks.size());
+            r.stacks.push_back(StackEntry{pidOf(*procs_[process]), stack, stackOf(process, stack)});
+        } else {
+            ++r.stacks_left_out;
+        }
+        return it->second;
+    }
+
+    SiteRef siteRef(Report& r, uint64_t key, const SiteLive& live) {
+        const auto process = static_cast<uint32_t>(key >> 32);
+        return SiteRef{pidOf(*procs_[process]), live.bytes, live.allocations,
+                       stackRef(r, process, static_cast<uint32_t>(key))};
+    }
+
+    void allocated(Report& r) {
+        if (!options_.detail.allocated_sites) {
+            return;
+        }
+        auto sites = analysis_.accounting().allocatedSites();
+        AllocatedReport out;
+        out.sites = sites.size();
+        for (const auto& [key, live] : sites) {
+            out.bytes += live.bytes;
+            out.allocations += live.allocations;
+        }
+        const size_t listed = std::min(sites.size(), options_.detail.allocated_sites);
+        auto larger = [](const auto& a, const auto& b) {
+            return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                                    : a.first < b.first;
+        };
+        std::partial_sort(sites.begin(), sites.begin() + static_cast<ptrdiff_t>(listed),
+                          sites.end(), larger);
+        for (size_t i = 0; i < listed; ++i) {
+            out.top_sites.push_back(siteRef(r, sites[i].first, sites[i].second));
+        }
+        r.allocated = std::move(out);
+    }
+
+    void moments(Report& r) {
+        for (const LiveMoment& m : analysis_.accounting().moments()) {
+            MomentReport out{m.time_ns, m.until_ns, m.bytes, m.sites, {}};
+            for (const auto& [key, live] : m.top) {
+                out.top_sites.push_back(siteRef(r, key, live));
+            }
+            r.moments.push_back(std::move(out));
+        }
+    }
+
+    void layouts(Report& r) {
+        const auto& measured = analysis_.fragmentation();
+        for (size_t i = 0; i < measured.size() && i < r.fragmentation.size(); ++i) {
+            const Fragmentation& f = measured[i].data;
+            if (!f.has_layout) {
+                continue;
+            }
+            LayoutReport out;
+            out.span_count = f.layout.span_count;
+            out.block_count = f.layout.block_count;
+            for (const LayoutSpan& span : f.layout.spans) {
+                out.spans.push_back({span.address, span.bytes, span.reservation});
+            }
+            for (const LayoutBlock& b : f.layout.blocks) {
+                out.blocks.push_back(LayoutBlockReport{b.address, b.extent, b.bytes, b.pinned_bytes,
+                                                       b.kind, std::string(format::apiName(b.api)),
+                                                       stackRef(r, f.process, b.stack)});
+            }
+            for (const Hole& h : f.layout.holes) {
+                out.holes.push_back({h.address, h.bytes});
+            }
+            r.fragmentation[i].layout = std::move(out);
+        }
+    }
+
+    void kindTimelines(Report& r) {
+        constexpr Kind kResident[] = {Kind::Device, Kind::Pool, Kind::Managed, Kind::Array,
+                                      Kind::Vmm};
+        for (const auto& [device, timeline] : analysis_.accounting().kindTimelines()) {
+            const auto samples = timeline.samples();
+            KindTimelineReport out;
+            out.device = device;
+            if (device == LiveAccounting::kHostDevice) {
+                out.kinds.push_back(Kind::HostPinned);
+            } else {
+                for (Kind k : kResident) {
+                    const bool used =
+                        std::any_of(samples.begin(), samples.end(), [&](const auto& s) {
+                            return s.levels[static_cast<size_t>(k)] > 0;
+                        });
+                    if (used) {
+                        out.kinds.push_back(k);
+                    }
+                }
+                if (out.kinds.empty()) {
+                    out.kinds.push_back(Kind::Device);
+                }
+            }
+            out.bytes.resize(out.kinds.size());
+            for (const auto& sample : samples) {
+                out.time_ns.push_back(sample.time_ns);
+                for (size_t k = 0; k < out.kinds.size(); ++k) {
+                    out.bytes[k].push_back(sample.levels[static_cast<size_t>(out.kinds[k])]);
+                }
+            }
+            r.kind_timeline.push_back(std::move(out));
+        }
+    }
+
     const Analysis& analysis_;
     const ReportOptions& options_;
+    std::map<uint64_t, StackRef> stack_refs_;
     const std::vector<std::unique_ptr<ProcessData>>& procs_;
     std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
     std::map<int, uint64_t> device_leaked_;

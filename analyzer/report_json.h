@@ -25,4 +25,7 @@ class ReportFormatError : public std::runtime_error {
 // newer gpumemtrace may add some). Throws ReportFormatError.
 Report fromJson(const Json& json);
 
+// One frame of a report's JSON (a member of a "stack" array), read as fromJson reads it.
+Frame frameFromJson(const Json& frame);
+
 } // namespace gmt::analyzer

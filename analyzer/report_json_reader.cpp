@@ -146,6 +146,28 @@ format::Kind kindOf(const Field& f) {
     f.fail("unknown kind \"" + name + "\"");
 }
 
+format::PythonStatus pythonStatusOf(const Field& f) {
+    const std::string name = f.str();
+    for (auto s : {format::PythonStatus::NotDetected, format::PythonStatus::Captured,
+                   format::PythonStatus::Disabled, format::PythonStatus::Unsupported,
+                   format::PythonStatus::Failed, format::PythonStatus::Pending}) {
+        if (format::pythonStatusName(s) == name) {
+            return s;
+        }
+    }
+    f.fail("unknown Python status \"" + name + "\"");
+}
+
+format::PhaseKind phaseKindOf(const Field& f) {
+    const std::string name = f.str();
+    for (auto k : {format::PhaseKind::Mark, format::PhaseKind::Push, format::PhaseKind::Pop}) {
+        if (format::phaseKindName(k) == name) {
+            return k;
+        }
+    }
+    f.fail("unknown phase kind \"" + name + "\"");
+}
+
 Frame frameOf(const Field& f) {
     Frame frame;
     if (auto language = f.find("language")) {
@@ -233,12 +255,39 @@ ProcessReport processOf(const Field& f) {
     }
     if (auto phases = f.find("phases")) {
         phases->forEach([&](const Field& m) {
-            p.phases.push_back({u64(m, "time_ns"), str(m, "name")});
+            PhaseMarker marker;
+            marker.time_ns = u64(m, "time_ns");
+            marker.name = str(m, "name");
+            if (auto kind = m.find("kind")) { // saved before phases nested: marks
+                marker.kind = phaseKindOf(*kind);
+            }
+            marker.tid = u64Or(m, "tid", 0);
+            if (auto path = m.find("path")) {
+                marker.path = strings(*path);
+            } else if (marker.kind != format::PhaseKind::Pop || !marker.name.empty()) {
+                marker.path = {marker.name};
+            }
+            p.phases.push_back(std::move(marker));
         });
     }
     p.peak_bytes = u64Or(f, "peak_bytes", 0);
     if (auto peaks = f.find("device_peaks")) {
         p.device_peaks = devicePeaksOf(*peaks);
+    }
+    if (auto python = f.find("python")) {
+        p.python = PythonRuntime{str(*python, "version"), pythonStatusOf(python->at("status"))};
+    }
+    if (auto m = f.find("missing_events")) {
+        MissingEventsReport missing;
+        missing.dropped_events = u64(*m, "dropped_events");
+        missing.missing_positions = u64(*m, "missing_positions");
+        missing.gap_count = u64(*m, "gap_count");
+        m->at("gaps").forEach([&](const Field& g) {
+            missing.gaps.push_back({u64(g, "first_position"), u64(g, "positions"),
+                                    u64(g, "after_time_ns"), u64(g, "before_time_ns")});
+        });
+        missing.unknown_tail = m->at("unknown_tail").boolean();
+        p.missing_events = std::move(missing);
     }
     return p;
 }
@@ -255,6 +304,8 @@ Summary summaryOf(const Field& f) {
     s.peak_time_ns = u64(f, "peak_time_ns");
     s.leak_groups = u64Or(f, "leak_groups", 0);
     s.teardown_released_bytes = u64Or(f, "teardown_released_bytes", 0);
+    s.uncertain_errors = u64Or(f, "uncertain_errors", 0);
+    s.uncertain_leaked_bytes = u64Or(f, "uncertain_leaked_bytes", 0);
     return s;
 }
 
@@ -268,6 +319,8 @@ LeakSite leakOf(const Field& f) {
     l.released_by_teardown = boolOr(f, "released_by_teardown", false);
     l.pid = u64Or(f, "pid", 0);
     l.stack_id = u64Or(f, "stack_id", 0);
+    l.uncertain_bytes = u64Or(f, "uncertain_bytes", 0);
+    l.uncertain_allocations = u64Or(f, "uncertain_allocations", 0);
     return l;
 }
 
@@ -290,10 +343,97 @@ LeakScope scopeOf(const Report& r, const std::optional<Field>& f) {
     s.suppressed_bytes = u64(*f, "suppressed_bytes");
     s.suppressed_allocations = u64(*f, "suppressed_allocations");
     s.suppressed_sites = u64(*f, "suppressed_sites");
+    s.uncertain_bytes = u64Or(*f, "uncertain_bytes", 0);
+    s.uncertain_allocations = u64Or(*f, "uncertain_allocations", 0);
     return s;
 }
 
-FragmentationReport fragmentationOf(const Field& f) {
+// A StackRef: null, or an index into `stacks` (read first).
+StackRef stackRefOf(const Field& f, size_t stacks) {
+    auto v = f.find("stack");
+    if (!v) {
+        f.at("stack"); // required, may be null
+        return std::nullopt;
+    }
+    const uint64_t index = v->u64();
+    if (index >= stacks) {
+        v->fail("no such entry in stacks[] (" + std::to_string(stacks) + " entries)");
+    }
+    return static_cast<uint32_t>(index);
+}
+
+LayoutReport layoutOf(const Field& f, size_t stacks) {
+    LayoutReport l;
+    f.at("spans").forEach([&](const Field& s) {
+        l.spans.push_back({s.at("address").hex(), u64(s, "bytes"), s.at("reservation").boolean()});
+    });
+    f.at("blocks").forEach([&](const Field& b) {
+        l.blocks.push_back(LayoutBlockReport{
+            b.at("address").hex(), u64(b, "extent"), u64(b, "bytes"), u64(b, "pinned_bytes"),
+            kindOf(b.at("kind")), str(b, "api"), stackRefOf(b, stacks)});
+    });
+    f.at("holes").forEach([&](const Field& h) {
+        l.holes.push_back({h.at("address").hex(), u64(h, "bytes")});
+    });
+    l.span_count = u64(f, "span_count");
+    l.block_count = u64(f, "block_count");
+    return l;
+}
+
+std::vector<SiteRef> siteRefsOf(const Field& f, size_t stacks) {
+    std::vector<SiteRef> out;
+    f.forEach([&](const Field& s) {
+        out.push_back(
+            SiteRef{u64(s, "pid"), u64(s, "bytes"), u64(s, "allocations"), stackRefOf(s, stacks)});
+    });
+    return out;
+}
+
+KindTimelineReport kindTimelineOf(const Field& f) {
+    KindTimelineReport t;
+    t.device = f.at("device").i64();
+    f.at("kinds").forEach([&](const Field& k) { t.kinds.push_back(kindOf(k)); });
+    f.at("time_ns").forEach([&](const Field& v) { t.time_ns.push_back(v.u64()); });
+    const Field bytes = f.at("bytes");
+    bytes.forEach([&](const Field& series) {
+        t.bytes.emplace_back();
+        series.forEach([&](const Field& v) { t.bytes.back().push_back(v.u64()); });
+        if (t.bytes.back().size() != t.time_ns.size()) {
+            series.fail("expected as many values as time_ns has");
+        }
+    });
+    if (t.bytes.size() != t.kinds.size()) {
+        bytes.fail("expected one series per kind");
+    }
+    return t;
+}
+
+// The detail fields (report.h ReportDetail); all optional.
+void detailOf(const Field& root, Report& r) {
+    if (auto stacks = root.find("stacks")) {
+        stacks->forEach([&](const Field& s) {
+            r.stacks.push_back(
+                StackEntry{u64(s, "pid"), u64(s, "stack_id"), stackOf(s.at("frames"))});
+        });
+    }
+    r.stacks_left_out = u64Or(root, "stacks_left_out", 0);
+    if (auto timeline = root.find("kind_timeline")) {
+        timeline->forEach([&](const Field& t) { r.kind_timeline.push_back(kindTimelineOf(t)); });
+    }
+    if (auto moments = root.find("moments")) {
+        moments->forEach([&](const Field& m) {
+            r.moments.push_back(MomentReport{u64(m, "time_ns"), u64(m, "until_ns"),
+                                             u64(m, "live_bytes"), u64(m, "sites"),
+                                             siteRefsOf(m.at("top_sites"), r.stacks.size())});
+        });
+    }
+    if (auto a = root.find("allocated")) {
+        r.allocated = AllocatedReport{u64(*a, "bytes"), u64(*a, "allocations"), u64(*a, "sites"),
+                                      siteRefsOf(a->at("top_sites"), r.stacks.size())};
+    }
+}
+
+FragmentationReport fragmentationOf(const Field& f, size_t stacks) {
     FragmentationReport r;
     const Field moment = f.at("moment");
     const std::string m = moment.str();
@@ -327,6 +467,9 @@ FragmentationReport fragmentationOf(const Field& f) {
     r.exact = boolOr(f, "exact", true);
     r.live_bytes = u64Or(f, "live_bytes", 0);
     r.device_total_bytes = u64Or(f, "device_total_bytes", 0);
+    if (auto layout = f.find("layout")) {
+        r.layout = layoutOf(*layout, stacks);
+    }
     return r;
 }
 
@@ -385,6 +528,7 @@ ErrorReport errorOf(const Field& f) {
         e.result = v->i64();
     }
     e.pid = u64Or(f, "pid", 0);
+    e.uncertain = boolOr(f, "uncertain", false);
     return e;
 }
 
@@ -496,6 +640,10 @@ GrowthScope growthScopeOf(const Report& r, const std::optional<Field>& f) {
 
 } // namespace
 
+Frame frameFromJson(const Json& frame) {
+    return frameOf(Field(frame, "frame"));
+}
+
 Report fromJson(const Json& json) {
     if (!json.is_object() || !json.contains("schema_version")) {
         throw ReportFormatError("JSON but not a gpumemtrace report (no schema_version)");
@@ -532,8 +680,9 @@ Report fromJson(const Json& json) {
                                             stackOf(s.at("stack")), u64Or(s, "pid", 0),
                                             u64Or(s, "stack_id", 0)});
     });
+    detailOf(root, r);
     root.at("fragmentation").forEach([&](const Field& f) {
-        r.fragmentation.push_back(fragmentationOf(f));
+        r.fragmentation.push_back(fragmentationOf(f, r.stacks.size()));
     });
     root.at("failures").forEach([&](const Field& f) { r.failures.push_back(failureOf(f)); });
     root.at("errors").forEach([&](const Field& e) { r.errors.push_back(errorOf(e)); });

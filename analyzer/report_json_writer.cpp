@@ -47,6 +47,14 @@ Json devicePeaksJson(const std::vector<std::pair<int64_t, uint64_t>>& peaks) {
     return out;
 }
 
+Json textList(const std::vector<std::string>& items) {
+    Json out = Json::array();
+    for (const std::string& item : items) {
+        out.push_back(text(item));
+    }
+    return out;
+}
+
 Json processJson(const ProcessReport& p) {
     Json j{{"pid", p.pid},
            {"command", text(p.command)},
@@ -85,25 +93,123 @@ Json processJson(const ProcessReport& p) {
     }
     Json phases = Json::array();
     for (const PhaseMarker& m : p.phases) {
-        phases.push_back(Json{{"time_ns", m.time_ns}, {"name", text(m.name)}});
+        phases.push_back(Json{{"time_ns", m.time_ns},
+                              {"name", text(m.name)},
+                              {"kind", format::phaseKindName(m.kind)},
+                              {"tid", m.tid},
+                              {"path", textList(m.path)}});
     }
     j["phases"] = std::move(phases);
     j["end_mono_ns"] = p.end_mono_ns;
     j["peak_bytes"] = p.peak_bytes;
     j["device_peaks"] = devicePeaksJson(p.device_peaks);
-    return j;
-}
-
-Json textList(const std::vector<std::string>& items) {
-    Json out = Json::array();
-    for (const std::string& item : items) {
-        out.push_back(text(item));
+    if (p.python) {
+        j["python"] = Json{{"version", text(p.python->version)},
+                           {"status", format::pythonStatusName(p.python->status)}};
     }
-    return out;
+    if (p.missing_events) {
+        const MissingEventsReport& m = *p.missing_events;
+        Json gaps = Json::array();
+        for (const MissingRangeReport& g : m.gaps) {
+            gaps.push_back(Json{{"first_position", g.first_position},
+                                {"positions", g.positions},
+                                {"after_time_ns", g.after_time_ns},
+                                {"before_time_ns", g.before_time_ns}});
+        }
+        j["missing_events"] = Json{{"dropped_events", m.dropped_events},
+                                   {"missing_positions", m.missing_positions},
+                                   {"gap_count", m.gap_count},
+                                   {"gaps", std::move(gaps)},
+                                   {"unknown_tail", m.unknown_tail}};
+    }
+    return j;
 }
 
 Json optional(const std::optional<uint64_t>& v) {
     return v ? Json(*v) : Json(nullptr);
+}
+
+Json stackRefJson(const StackRef& ref) {
+    return ref ? Json(*ref) : Json(nullptr);
+}
+
+Json layoutJson(const LayoutReport& l) {
+    Json spans = Json::array();
+    for (const LayoutSpanReport& s : l.spans) {
+        spans.push_back(
+            Json{{"address", hex(s.address)}, {"bytes", s.bytes}, {"reservation", s.reservation}});
+    }
+    Json blocks = Json::array();
+    for (const LayoutBlockReport& b : l.blocks) {
+        blocks.push_back(Json{{"address", hex(b.address)},
+                              {"extent", b.extent},
+                              {"bytes", b.bytes},
+                              {"pinned_bytes", b.pinned_bytes},
+                              {"kind", format::kindName(b.kind)},
+                              {"api", text(b.api)},
+                              {"stack", stackRefJson(b.stack)}});
+    }
+    Json holes = Json::array();
+    for (const HoleReport& h : l.holes) {
+        holes.push_back(Json{{"address", hex(h.address)}, {"bytes", h.bytes}});
+    }
+    return Json{{"spans", std::move(spans)},
+                {"blocks", std::move(blocks)},
+                {"holes", std::move(holes)},
+                {"span_count", l.span_count},
+                {"block_count", l.block_count}};
+}
+
+Json siteRefsJson(const std::vector<SiteRef>& sites) {
+    Json out = Json::array();
+    for (const SiteRef& s : sites) {
+        out.push_back(Json{{"pid", s.pid},
+                           {"bytes", s.bytes},
+                           {"allocations", s.allocations},
+                           {"stack", stackRefJson(s.stack)}});
+    }
+    return out;
+}
+
+// The detail fields (report.h ReportDetail): empty unless they were asked for.
+void detailJson(const Report& r, Json& report) {
+    Json stacks = Json::array();
+    for (const StackEntry& s : r.stacks) {
+        stacks.push_back(
+            Json{{"pid", s.pid}, {"stack_id", s.stack_id}, {"frames", stackJson(s.frames)}});
+    }
+    report["stacks"] = std::move(stacks);
+    report["stacks_left_out"] = r.stacks_left_out;
+    Json kind_timeline = Json::array();
+    for (const KindTimelineReport& t : r.kind_timeline) {
+        Json kinds = Json::array();
+        for (format::Kind k : t.kinds) {
+            kinds.push_back(format::kindName(k));
+        }
+        kind_timeline.push_back(Json{{"device", t.device},
+                                     {"kinds", std::move(kinds)},
+                                     {"time_ns", t.time_ns},
+                                     {"bytes", t.bytes}});
+    }
+    report["kind_timeline"] = std::move(kind_timeline);
+    Json moments = Json::array();
+    for (const MomentReport& m : r.moments) {
+        moments.push_back(Json{{"time_ns", m.time_ns},
+                               {"until_ns", m.until_ns},
+                               {"live_bytes", m.live_bytes},
+                               {"sites", m.sites},
+                               {"top_sites", siteRefsJson(m.top_sites)}});
+    }
+    report["moments"] = std::move(moments);
+    if (r.allocated) {
+        const AllocatedReport& a = *r.allocated;
+        report["allocated"] = Json{{"bytes", a.bytes},
+                                   {"allocations", a.allocations},
+                                   {"sites", a.sites},
+                                   {"top_sites", siteRefsJson(a.top_sites)}};
+    } else {
+        report["allocated"] = nullptr;
+    }
 }
 
 } // namespace
@@ -127,7 +233,9 @@ Json toJson(const Report& r) {
                              {"peak_bytes", s.peak_bytes},
                              {"peak_time_ns", s.peak_time_ns},
                              {"leak_groups", s.leak_groups},
-                             {"teardown_released_bytes", s.teardown_released_bytes}};
+                             {"teardown_released_bytes", s.teardown_released_bytes},
+                             {"uncertain_errors", s.uncertain_errors},
+                             {"uncertain_leaked_bytes", s.uncertain_leaked_bytes}};
 
     Json kinds = Json::object();
     for (const KindReport& k : r.kinds) {
@@ -160,7 +268,9 @@ Json toJson(const Report& r) {
                              {"stack", stackJson(l.stack)},
                              {"released_by_teardown", l.released_by_teardown},
                              {"pid", l.pid},
-                             {"stack_id", l.stack_id}});
+                             {"stack_id", l.stack_id},
+                             {"uncertain_bytes", l.uncertain_bytes},
+                             {"uncertain_allocations", l.uncertain_allocations}});
     }
     report["leaks"] = std::move(leaks);
     const LeakScope& scope = r.leak_scope;
@@ -170,7 +280,9 @@ Json toJson(const Report& r) {
                                 {"sites", scope.sites},
                                 {"suppressed_bytes", scope.suppressed_bytes},
                                 {"suppressed_allocations", scope.suppressed_allocations},
-                                {"suppressed_sites", scope.suppressed_sites}};
+                                {"suppressed_sites", scope.suppressed_sites},
+                                {"uncertain_bytes", scope.uncertain_bytes},
+                                {"uncertain_allocations", scope.uncertain_allocations}};
 
     Json top_sites = Json::array();
     for (const PeakSite& site : r.peak.top_sites) {
@@ -211,7 +323,8 @@ Json toJson(const Report& r) {
                                      {"pid", f.pid},
                                      {"exact", f.exact},
                                      {"live_bytes", f.live_bytes},
-                                     {"device_total_bytes", f.device_total_bytes}});
+                                     {"device_total_bytes", f.device_total_bytes},
+                                     {"layout", f.layout ? layoutJson(*f.layout) : Json(nullptr)}});
     }
     report["fragmentation"] = std::move(fragmentation);
 
@@ -245,7 +358,8 @@ Json toJson(const Report& r) {
                               {"allocation_api", text(e.allocation_api)},
                               {"detail", text(e.detail)},
                               {"result", e.result},
-                              {"pid", e.pid}});
+                              {"pid", e.pid},
+                              {"uncertain", e.uncertain}});
     }
     report["errors"] = std::move(errors);
 
@@ -324,6 +438,7 @@ Json toJson(const Report& r) {
     report["growth_scope"] = Json{{"phase", gs.phase ? Json(text(*gs.phase)) : Json(nullptr)},
                                   {"sites", gs.sites},
                                   {"bytes_per_iteration", gs.bytes_per_iteration}};
+    detailJson(r, report);
     return report;
 }
 

@@ -11,10 +11,10 @@ using format::SlotType;
 
 RingRecovery::RingRecovery(const TraceFile& file, const format::Prologue& prologue,
                            uint64_t first_uncovered)
-    : file_(file), prologue_(prologue) {
-    constexpr uint32_t kChunkSlots = 4096;
-    std::vector<Slot> chunk(kChunkSlots);
+    : file_(file), prologue_(prologue), expected_(first_uncovered) {
     const uint32_t slots = prologue_.ring_slots;
+    const uint32_t kChunkSlots = std::min<uint32_t>(4096, slots);
+    std::vector<Slot> chunk(kChunkSlots);
     for (uint32_t base = 0; base < slots; base += kChunkSlots) {
         uint32_t n = std::min(kChunkSlots, slots - base);
         size_t got = file_.read(prologue_.ring_offset + uint64_t{base} * format::kSlotSize,
@@ -46,6 +46,11 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
     Slot slot{};
     while (cursor_ < committed_.size()) {
         auto [position, index] = committed_[cursor_++];
+        if (position > expected_) {
+            missing_ += position - expected_;
+            missing_total_ += position - expected_;
+        }
+        expected_ = std::max(expected_, position + 1);
         if (!readSlot(index, slot)) {
             ++skipped_;
             continue;
@@ -54,6 +59,8 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
             std::memcpy(&out.event, slot.payload, sizeof(format::Event));
             out.tag = format::RecordTag::Event;
             out.from_ring = true;
+            out.missing_before = std::exchange(missing_, 0);
+            out.position = position;
             return true;
         }
         if (slot.type != SlotType::Blob || slot.length == 0 ||
@@ -62,6 +69,9 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
             continue;
         }
         const uint32_t parts = (slot.length + format::kSlotPayload - 1) / format::kSlotPayload;
+        // Its pieces' positions are its own, whether they were committed or not: a piece
+        // never committed loses this record (skipped below), not an event.
+        expected_ = std::max(expected_, position + parts);
         blob_.assign(slot.payload, slot.payload + std::min(slot.length, format::kSlotPayload));
         bool whole = true;
         for (uint32_t part = 1; part < parts; ++part) {
@@ -89,6 +99,8 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
             continue;
         }
         out.from_ring = true;
+        out.missing_before = std::exchange(missing_, 0);
+        out.position = position;
         return true;
     }
     return false;

@@ -19,10 +19,13 @@ class RingRecovery {
     RingRecovery(const TraceFile& file, const format::Prologue& prologue, uint64_t first_uncovered);
 
     // The next recovered record in sequence order; false when none is left. Incomplete
-    // multi-slot records are skipped, later complete ones still come.
+    // multi-slot records are skipped, later complete ones still come. out.missing_before
+    // counts the positions before it that no slot holds (from `first_uncovered` on for
+    // the first one): the ring did not join the log, or a slot was never committed.
     bool next(Record& out, format::EventCoder& prev);
 
     size_t skippedSlots() const { return skipped_; }
+    uint64_t missingPositions() const { return missing_total_; }
 
   private:
     bool readSlot(uint32_t index, format::Slot& slot) const;
@@ -32,6 +35,9 @@ class RingRecovery {
     std::vector<std::pair<uint64_t, uint32_t>> committed_; // (position, slot index)
     size_t cursor_ = 0;
     size_t skipped_ = 0;
+    uint64_t expected_ = 0; // the position that would join what came before
+    uint64_t missing_ = 0;  // since the last record handed out
+    uint64_t missing_total_ = 0;
     std::vector<uint8_t> blob_;
 };
 

@@ -1,7 +1,5 @@
 #include "symbolizer.h"
 
-#include <algorithm>
-
 #ifdef GMT_HAVE_DWARF_SYMBOLIZER
 #include "symbolize/dwarf_symbolizer.h"
 #endif
@@ -9,24 +7,12 @@
 namespace gmt::analyzer {
 
 void ModuleOffsetSymbolizer::addModule(const format::ModuleInfo& module) {
-    // A module loaded over an earlier one's range (dlclose + dlopen) replaces it.
-    std::erase_if(modules_, [&](const format::ModuleInfo& m) {
-        return m.start < module.end && module.start < m.end;
-    });
-    auto at = std::upper_bound(
-        modules_.begin(), modules_.end(), module.start,
-        [](uint64_t start, const format::ModuleInfo& m) { return start < m.start; });
-    modules_.insert(at, module);
+    modules_.add(module);
 }
 
 const format::ModuleInfo* ModuleOffsetSymbolizer::find(uint64_t address) const {
-    auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
-                               [](uint64_t a, const format::ModuleInfo& m) { return a < m.start; });
-    if (it == modules_.begin()) {
-        return nullptr;
-    }
-    --it;
-    return address < it->end ? &*it : nullptr;
+    std::optional<size_t> id = modules_.find(address);
+    return id ? &modules_.module(*id) : nullptr;
 }
 
 std::vector<Frame> ModuleOffsetSymbolizer::symbolize(uint64_t address) {

@@ -5,6 +5,8 @@
 // addresses the DWARF symbolizer cannot resolve.
 #pragma once
 
+#include "module_index.h"
+
 #include <gpumemtrace/trace_format.h>
 
 #include <cstdint>
@@ -56,7 +58,7 @@ class ModuleOffsetSymbolizer final : public Symbolizer {
     const format::ModuleInfo* find(uint64_t address) const;
 
   private:
-    std::vector<format::ModuleInfo> modules_; // sorted by start
+    ModuleIndex modules_;
 };
 
 // The best symbolizer this build has: DWARF (libdw) when gmt_symbolize was built,

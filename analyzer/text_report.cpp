@@ -2,6 +2,8 @@
 
 #include "human_bytes.h"
 #include "human_time.h"
+#include "missing_events_text.h"
+#include "python_status_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -83,6 +85,11 @@ class TextReport {
                     {", " + std::to_string(p.dropped_events) + " events DROPPED", Tone::Bad});
             }
             out_.line(std::move(trace));
+            if (p.python) {
+                out_.line("  " + pythonRuntimeText(*p.python),
+                          p.python->status == format::PythonStatus::Captured ? Tone::Plain
+                                                                             : Tone::Warn);
+            }
             if (p.exit_signal) {
                 out_.line("  the process died of signal " + std::to_string(*p.exit_signal) +
                               " (its trace is complete)",
@@ -95,6 +102,26 @@ class TextReport {
                                 "); analysed up to its last valid record",
                             Tone::Plain}});
             }
+            if (p.missing_events) {
+                missingEvents(*p.missing_events);
+            }
+        }
+    }
+
+    // How many events are missing and where: the first gaps, each by its sequence
+    // positions and the events around it.
+    void missingEvents(const MissingEventsReport& m) {
+        out_.line(
+            {{"  MISSING EVENTS: ", Tone::Bad},
+             {missingEventsText(m) + "; leaks and errors they could explain are marked uncertain",
+              Tone::Plain}});
+        constexpr size_t kShownGaps = 5;
+        for (size_t i = 0; i < m.gaps.size() && i < kShownGaps; ++i) {
+            out_.line("    lost: " + gapText(m.gaps[i], origin_));
+        }
+        const uint64_t shown = std::min<uint64_t>(m.gaps.size(), kShownGaps);
+        if (m.gap_count > shown) {
+            out_.line("    ... and " + plural(m.gap_count - shown, "more gap"));
         }
     }
 
@@ -104,9 +131,20 @@ class TextReport {
         out_.line("  allocations " + std::to_string(s.allocations) + ", frees " +
                   std::to_string(s.frees) + ", failed allocations " +
                   std::to_string(s.failed_allocations) + ", errors " + std::to_string(s.errors));
-        out_.line({{"  leaked ", Tone::Plain},
-                   {humanBytes(s.leaked_bytes), s.leaked_bytes ? Tone::Bad : Tone::Good},
-                   {" in " + plural(s.leaked_allocations, "allocation"), Tone::Plain}});
+        std::vector<Segment> leaked{
+            {"  leaked ", Tone::Plain},
+            {humanBytes(s.leaked_bytes), s.leaked_bytes ? Tone::Bad : Tone::Good},
+            {" in " + plural(s.leaked_allocations, "allocation"), Tone::Plain}};
+        if (s.uncertain_leaked_bytes > 0) {
+            leaked.push_back(
+                {" (" + humanBytes(s.uncertain_leaked_bytes) + " uncertain: events are missing)",
+                 Tone::Warn});
+        }
+        if (s.uncertain_errors > 0) {
+            leaked.push_back(
+                {"; " + plural(s.uncertain_errors, "error") + " uncertain", Tone::Warn});
+        }
+        out_.line(std::move(leaked));
         out_.line({{"  peak ", Tone::Plain},
                    {humanBytes(s.peak_bytes), Tone::Strong},
                    {" of device memory at " + at(s.peak_time_ns), Tone::Plain}});
@@ -143,6 +181,11 @@ class TextReport {
                                        Tone::Plain}};
             if (l.released_by_teardown) {
                 line.push_back({" (released only by device reset / context destroy, never freed)",
+                                Tone::Warn});
+            }
+            if (l.uncertain_bytes > 0) {
+                line.push_back({" (" + humanBytes(l.uncertain_bytes) +
+                                    " uncertain: allocated before events went missing)",
                                 Tone::Warn});
             }
             out_.line(std::move(line));
@@ -358,7 +401,8 @@ class TextReport {
             char address[24];
             std::snprintf(address, sizeof address, "0x%llx",
                           static_cast<unsigned long long>(e.address));
-            out_.line({{"  " + std::string(errorTypeName(e.type)), Tone::Bad},
+            out_.line({{"  " + std::string(e.uncertain ? "(uncertain) " : ""), Tone::Warn},
+                       {std::string(errorTypeName(e.type)), e.uncertain ? Tone::Warn : Tone::Bad},
                        {": " + e.api + "(" + address + ") at " + at(e.time_ns) + pidNote(e.pid) +
                             ": " + e.detail,
                         Tone::Plain}});

@@ -1,53 +1,39 @@
 #include "timeline.h"
 
-#include <algorithm>
+#include <numeric>
 
 namespace gmt::analyzer {
 
-Timeline::Timeline(size_t max_points) : max_points_(std::max<size_t>(max_points, 1)) {}
-
-void Timeline::halve() {
-    std::vector<Bucket> merged((buckets_.size() + 1) / 2);
-    for (size_t i = 0; i < buckets_.size(); ++i) {
-        const Bucket& b = buckets_[i];
-        Bucket& m = merged[i / 2];
-        if (b.used && (!m.used || b.bytes > m.bytes)) {
-            m = b;
-        }
-    }
-    buckets_ = std::move(merged);
-    width_ *= 2;
-    ++width_shift_;
-}
+Timeline::Timeline(size_t max_points) : series_(max_points) {}
 
 void Timeline::record(uint64_t time_ns, uint64_t bytes) {
-    if (!started_) {
-        started_ = true;
-        origin_ = time_ns;
-    }
-    // Threads stamp their own calls, so a slightly older time can follow a newer one.
-    uint64_t offset = time_ns > origin_ ? time_ns - origin_ : 0;
-    // width_ is a power of two, so offset / width_ is a shift.
-    uint64_t slot = offset >> width_shift_;
-    while (slot >= max_points_ && width_ <= UINT64_MAX / 2) {
-        halve();
-        slot = offset >> width_shift_;
-    }
-    size_t index = static_cast<size_t>(std::min<uint64_t>(slot, max_points_ - 1));
-    if (index >= buckets_.size()) {
-        buckets_.resize(index + 1);
-    }
-    Bucket& b = buckets_[index];
-    if (!b.used || bytes > b.bytes) {
-        b = Bucket{time_ns, bytes, true};
-    }
+    series_.add(time_ns, Bucket{time_ns, bytes});
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> Timeline::points() const {
     std::vector<std::pair<uint64_t, uint64_t>> out;
-    for (const Bucket& b : buckets_) {
-        if (b.used) {
-            out.emplace_back(b.time_ns, b.bytes);
+    for (const Bucket& b : series_.buckets()) {
+        out.emplace_back(b.time_ns, b.bytes);
+    }
+    return out;
+}
+
+KindTimeline::KindTimeline(size_t max_buckets) : series_(max_buckets) {}
+
+void KindTimeline::record(uint64_t time_ns, const KindLevels& levels) {
+    const Sample s{time_ns, std::accumulate(levels.begin(), levels.end(), uint64_t{0}), levels};
+    series_.add(time_ns, Bucket{s, s});
+}
+
+std::vector<KindTimeline::Sample> KindTimeline::samples() const {
+    std::vector<Sample> out;
+    for (const Bucket& b : series_.buckets()) {
+        const bool same = b.low.time_ns == b.high.time_ns && b.low.total == b.high.total;
+        const Sample& first = b.low.time_ns <= b.high.time_ns ? b.low : b.high;
+        const Sample& second = &first == &b.low ? b.high : b.low;
+        out.push_back(first);
+        if (!same) {
+            out.push_back(second);
         }
     }
     return out;

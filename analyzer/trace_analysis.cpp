@@ -2,11 +2,15 @@
 
 #include "trace_reader.h"
 
+#include <algorithm>
 #include <memory>
+#include <tuple>
+#include <vector>
 
 namespace gmt::analyzer {
 
-void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
+void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
+                   const RecordVisitor& before_record) {
     // A stream is read to its end, then waits until its process's end time comes in the
     // merged order (other processes' events may still precede it), then ends.
     enum class State { Reading, Ending, Done };
@@ -17,10 +21,16 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
         uint64_t end_ns = 0;
         uint32_t process = 0;
     };
+    // Every trace is read at once, a frame at a time: their read-ahead shares one budget
+    // (descriptors are bounded by the DescriptorPool).
+    constexpr size_t kReadAheadBudget = 64u << 20;
+    const size_t read_ahead =
+        std::clamp(kReadAheadBudget / std::max<size_t>(traces.size(), 1),
+                   TraceReader::kMinReadAhead, TraceReader::kDefaultReadAhead);
     // Open everything first: a bad file fails the run before any work is done.
     std::vector<Stream> streams(traces.size());
     for (size_t i = 0; i < traces.size(); ++i) {
-        streams[i].reader = std::make_unique<TraceReader>(traces[i]);
+        streams[i].reader = std::make_unique<TraceReader>(traces[i], read_ahead);
         streams[i].process = analysis.addProcess(traces[i], streams[i].reader->prologue());
     }
     auto advance = [&](Stream& s) {
@@ -29,43 +39,40 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis) {
             s.end_ns = analysis.processes()[s.process]->endTime();
         }
     };
-    for (Stream& s : streams) {
-        advance(s);
+    // The order: non-event records first (they define what events refer to), then the
+    // earliest event or process end of all processes, so device totals interleave
+    // correctly; a process that ends when another allocates ends first; ties go to the
+    // trace named first. A heap makes each choice O(log traces), not O(traces).
+    auto key = [&](size_t i) {
+        const Stream& s = streams[i];
+        const bool ends = s.state == State::Ending;
+        if (!ends && s.next->tag != format::RecordTag::Event) {
+            return std::tuple(false, uint64_t{0}, false, i);
+        }
+        return std::tuple(true, ends ? s.end_ns : s.next->event.time_ns, !ends, i);
+    };
+    auto later = [&](size_t a, size_t b) { return key(a) > key(b); };
+    std::vector<size_t> heap;
+    for (size_t i = 0; i < streams.size(); ++i) {
+        advance(streams[i]);
+        heap.push_back(i);
     }
-    for (;;) {
-        // Non-event records go first (they define what events refer to); then the
-        // earliest event or process end of all processes, so device totals interleave
-        // correctly. A process that ends when another allocates ends first.
-        Stream* pick = nullptr;
-        uint64_t pick_time = 0;
-        bool pick_ends = false;
-        for (Stream& s : streams) {
-            if (s.state == State::Done) {
-                continue;
-            }
-            const bool ends = s.state == State::Ending;
-            if (!ends && s.next->tag != format::RecordTag::Event) {
-                pick = &s;
-                pick_ends = false;
-                break;
-            }
-            const uint64_t t = ends ? s.end_ns : s.next->event.time_ns;
-            if (!pick || t < pick_time || (t == pick_time && ends && !pick_ends)) {
-                pick = &s;
-                pick_time = t;
-                pick_ends = ends;
-            }
-        }
-        if (!pick) {
-            break;
-        }
-        if (pick_ends) {
-            analysis.endProcess(pick->process, pick->reader->status());
-            pick->state = State::Done;
+    std::make_heap(heap.begin(), heap.end(), later);
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Stream& s = streams[heap.back()];
+        if (s.state == State::Ending) {
+            analysis.endProcess(s.process, s.reader->status());
+            s.state = State::Done;
+            heap.pop_back();
             continue;
         }
-        analysis.onRecord(pick->process, *pick->next);
-        advance(*pick);
+        if (before_record) {
+            before_record(s.process, *s.next);
+        }
+        analysis.onRecord(s.process, *s.next);
+        advance(s);
+        std::push_heap(heap.begin(), heap.end(), later);
     }
     analysis.finish();
 }

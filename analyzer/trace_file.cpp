@@ -1,40 +1,58 @@
 #include "trace_file.h"
 
+#include "regular_file.h"
 #include "trace_error.h"
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gmt::analyzer {
 
-TraceFile::TraceFile(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-        throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
+TraceFile::TraceFile(std::string path, DescriptorPool& pool) : path_(std::move(path)), pool_(pool) {
+    std::string why;
+    std::optional<OpenedFile> f = openRegularFile(path_, why);
+    if (!f) {
+        throw TraceError(path_, 0, "cannot open: " + why);
     }
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd_);
-        fd_ = -1;
-        throw TraceError(path_, 0, "not a regular file");
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
+    size_ = f->size;
+    device_ = f->device;
+    inode_ = f->inode;
+    pool_.adopt(member_, f->fd);
 }
 
 TraceFile::~TraceFile() {
-    if (fd_ >= 0) {
-        ::close(fd_);
+    pool_.forget(member_);
+}
+
+void TraceFile::close() const {
+    pool_.forget(member_);
+}
+
+int TraceFile::reopen(uint64_t offset) const {
+    std::string why;
+    std::optional<OpenedFile> f = openRegularFile(path_, why);
+    if (!f) {
+        throw TraceError(path_, offset, "cannot reopen: " + why);
     }
+    if (f->device != device_ || f->inode != inode_) {
+        ::close(f->fd);
+        throw TraceError(path_, offset, "the file was replaced while it was being read");
+    }
+    return f->fd;
 }
 
 size_t TraceFile::read(uint64_t offset, void* buffer, size_t n) const {
+    const int fd = pool_.acquire(member_, [&] { return reopen(offset); });
+    struct Pin {
+        DescriptorPool& pool;
+        DescriptorPool::Member& member;
+        ~Pin() { pool.release(member); }
+    } pin{pool_, member_};
     size_t done = 0;
     auto* out = static_cast<char*>(buffer);
     while (done < n) {
-        ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+        ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
         if (got < 0) {
             if (errno == EINTR) {
                 continue;

@@ -28,6 +28,8 @@ std::string tagName(format::RecordTag tag) {
         return "trailer";
     case format::RecordTag::Phase:
         return "phase";
+    case format::RecordTag::PythonCode:
+        return "python_code";
     }
     return "unknown";
 }
@@ -39,7 +41,8 @@ bool allZero(const void* p, size_t n) {
 
 } // namespace
 
-TraceReader::TraceReader(std::string path) : file_(std::move(path)) {
+TraceReader::TraceReader(std::string path, size_t read_ahead)
+    : file_(std::move(path)), read_ahead_(std::max(read_ahead, kMinReadAhead)) {
     const std::string& name = file_.path();
     if (file_.size() == 0) {
         throw TraceError(name, 0, "empty file: not a gpumemtrace trace");
@@ -100,14 +103,16 @@ void TraceReader::stop(uint64_t offset, std::string reason) {
 // Points at `n` bytes of the file at `offset` (`got` of them, fewer only at the end of
 // the file), reading ahead in large chunks.
 const uint8_t* TraceReader::fetch(uint64_t offset, size_t n, size_t& got) {
-    constexpr size_t kReadAhead = 1u << 20;
     if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_size_) {
         got = n;
         return buf_.data() + (offset - buf_offset_);
     }
-    const size_t want = std::max(n, kReadAhead);
-    if (buf_.size() < want) {
-        buf_.resize(want);
+    // No more than the file holds: a small trace needs no full read-ahead buffer.
+    const uint64_t left = offset < file_.size() ? file_.size() - offset : 0;
+    const size_t want = std::max<size_t>(n, std::min<uint64_t>(read_ahead_, left));
+    if (buf_.size() < want || buf_.size() > std::max(want, read_ahead_)) {
+        // Grown for a large frame: back to the read-ahead size once frames are small.
+        std::vector<uint8_t>(want).swap(buf_);
     }
     buf_offset_ = offset;
     buf_size_ = file_.read(offset, buf_.data(), want);
@@ -206,6 +211,7 @@ bool TraceReader::next(Record& out) {
         uint64_t record_offset =
             frame_offset_ + sizeof(FrameHeader) + (payload_size_ - r.remaining());
         out.from_ring = false;
+        out.missing_before = 0;
         DecodeStatus s = decodeRecord(r, out, prev_);
         ++frame_records_;
         if (s == DecodeStatus::Malformed) {
@@ -227,8 +233,15 @@ bool TraceReader::next(Record& out) {
             return true;
         }
         status_.skipped_records += ring_->skippedSlots();
+        status_.covered_positions = end_seq_;
+        status_.missing_positions = ring_->missingPositions();
+        status_.unknown_tail = status_.stopped_early && status_.ring_records == 0;
         ring_.reset();
         phase_ = Phase::Done;
+        // Other traces may still be read for a long time: give back what this one held.
+        std::vector<uint8_t>().swap(buf_);
+        buf_size_ = 0;
+        file_.close();
         status_.dropped_events = std::max(trailer_.dropped_events, prologue_.dropped_events);
         status_.in_flight = trailer_.in_flight;
         status_.log_failed = (prologue_.flags & format::kPrologueLogFailed) != 0;

@@ -27,6 +27,14 @@ struct ReadStatus {
     std::string stop_reason;      // why, when stopped_early
     bool log_failed = false;      // the recorder could not write its log (prologue flag)
     uint64_t in_flight = 0;       // calls not returned when the trace ended (last trailer's)
+    // Events known to be missing. Positions: the sequence positions (one per event, a few
+    // per other record) between the valid log's end and what the ring still held, or
+    // between ring slots, that nothing in the file holds.
+    uint64_t covered_positions = 0; // end_seq of the last valid frame
+    uint64_t missing_positions = 0;
+    // The log ends in damage and nothing after it survived in the ring: events after the
+    // valid part may be missing, how many is unknown.
+    bool unknown_tail = false;
 
     // Why the trace is not complete, in words ("" when it is).
     std::string incompleteReason() const;
@@ -34,9 +42,14 @@ struct ReadStatus {
 
 class TraceReader {
   public:
+    // Bytes read at once (more only for a larger frame): frames are ~56 KiB, so one read
+    // brings many. A run over many traces passes less (see analyzeTraces).
+    static constexpr size_t kDefaultReadAhead = 1u << 20;
+    static constexpr size_t kMinReadAhead = 64u << 10;
+
     // Opens and validates the prologue. Throws TraceError (file, offset, reason) for an
     // empty, foreign, future-version or corrupt file.
-    explicit TraceReader(std::string path);
+    explicit TraceReader(std::string path, size_t read_ahead = kDefaultReadAhead);
     ~TraceReader();
 
     const std::string& path() const { return file_.path(); }
@@ -64,8 +77,8 @@ class TraceReader {
     uint64_t frame_offset_ = 0;
     format::FrameHeader frame_{};
     // Read-ahead: file bytes [buf_offset_, buf_offset_ + buf_size_) in buf_, so that a
-    // frame takes no read of its own (frames are ~56 KiB; one read brings many). The
-    // current frame's payload points into it.
+    // frame takes no read of its own. The current frame's payload points into it.
+    size_t read_ahead_;
     std::vector<uint8_t> buf_;
     uint64_t buf_offset_ = 0;
     size_t buf_size_ = 0;

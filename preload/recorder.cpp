@@ -42,6 +42,8 @@ thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 // when equal): the end of the trace must not wait for them when it runs on this thread (a
 // fatal signal in the middle of a call, exit from inside a traced call's callback).
 thread_local OpenPositions t_open __attribute__((tls_model("initial-exec")));
+// Bit `site` set: the last stack this thread interned for that capture site had Python frames.
+thread_local uint32_t t_python_sites __attribute__((tls_model("initial-exec"))) = 0;
 
 uint32_t currentTid() {
     if (t_tid == 0) {
@@ -157,6 +159,7 @@ Session* Recorder::sessionSlow() {
 }
 
 Session* Recorder::createSession() {
+    reportConfigProblems(config_); // the first CUDA call: now the process has a say
     auto* s = new Session;
     s->pid = getpid();
     std::string path = expandOutputTemplate(config_.output_template, {s->pid, detectRank().rank});
@@ -173,9 +176,13 @@ Session* Recorder::createSession() {
     static uint8_t body[8 * 1024];
     format::ByteWriter out(records, sizeof records);
     uint32_t count = 0;
+    python_.start(config_.python);
     {
+        format::HeaderInfo header = collectHeader(config_.stack_depth);
+        header.python_version = python_.version();
+        header.python_status = python_.status();
         format::ByteWriter w(body, sizeof body);
-        format::encodeHeader(w, collectHeader(config_.stack_depth));
+        format::encodeHeader(w, header);
         format::appendRecord(out, format::RecordTag::Header, body, w.size());
         ++count;
     }
@@ -203,25 +210,56 @@ void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
     }
 }
 
-void Recorder::emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx) {
+void Recorder::emitPythonCode(const format::PythonCodeInfo& code, void* ctx) {
+    // Called under the code table's lock, so one buffer serves every thread, off their stacks.
+    static uint8_t body[format::kMaxPythonFilename + format::kMaxPythonName +
+                        format::kMaxPythonLineTable + 64];
+    format::ByteWriter w(body, sizeof body);
+    format::encodePythonCode(w, code);
+    if (w.ok()) {
+        pushRecord(static_cast<Session*>(ctx), format::RecordTag::PythonCode, body, w.size());
+    }
+}
+
+// `words`: the native frames, then the Python frames python_stacks.h packs after them.
+void Recorder::emitStack(uint32_t id, const uint64_t* words, uint32_t count, void* ctx) {
     Recorder& self = instance();
     self.modules_.refresh(&Recorder::emitModule, ctx);
-    uint8_t body[format::kMaxStackDepth * 10 + 16];
+    uint32_t depth = 0;
+    while (depth < count && !python::PythonStacks::isPythonWord(words[depth])) {
+        ++depth;
+    }
+    format::PythonFrame python[format::kMaxPythonDepth];
+    uint32_t python_depth = 0;
+    for (uint32_t i = depth; i < count && python_depth < format::kMaxPythonDepth; ++i) {
+        python[python_depth++] = python::PythonStacks::unpack(words[i]);
+    }
+    uint8_t body[format::kMaxStackDepth * 10 + format::kMaxPythonDepth * 15 + 32];
     format::ByteWriter w(body, sizeof body);
-    format::encodeStack(w, id, frames, depth);
+    format::encodeStack(w, id, words, depth, python, python_depth);
     pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, body, w.size());
 }
 
 inline void Recorder::stamp(format::Event& e, Session* s) {
     e.tid = currentTid();
-    if (config_.stack_depth > 0) {
-        uint64_t frames[format::kMaxStackDepth];
+    if (config_.stack_depth > 0 || python_.active()) {
+        uint64_t words[format::kMaxStackDepth + format::kMaxPythonDepth];
         // Allocations and frees come from different call sites: each kind's previous stack
         // is kept apart, and when it is found again unchanged, so is its id.
         const uint32_t site = static_cast<uint32_t>(e.op) % kCaptureSites;
         bool unchanged = false;
-        uint32_t depth = captureStack(frames, config_.stack_depth, site, &unchanged);
-        e.stack_id = stacks_.intern(frames, depth, &Recorder::emitStack, s, site, unchanged);
+        const uint32_t native = config_.stack_depth > 0
+                                    ? captureStack(words, config_.stack_depth, site, &unchanged)
+                                    : 0;
+        const uint32_t depth = python_.append(words, native, &Recorder::emitPythonCode, s);
+        // Unchanged native frames say nothing of the Python ones (the same binding runs every
+        // line of a program): the site's previous id holds only when neither this stack nor
+        // the one that id was given to had any.
+        const uint32_t bit = 1u << site;
+        const bool python_now = depth > native;
+        const bool reuse = unchanged && !python_now && !(t_python_sites & bit);
+        t_python_sites = python_now ? (t_python_sites | bit) : (t_python_sites & ~bit);
+        e.stack_id = stacks_.intern(words, depth, &Recorder::emitStack, s, site, reuse);
     }
     e.time_ns = EventClock::now();
 }
@@ -320,6 +358,7 @@ void Recorder::endTrace(Session* s, int signal, bool from_signal, bool provision
     t.end_mono_ns = EventClock::now();
     t.end_wall_ns = nowNs(CLOCK_REALTIME);
     t.exit_signal = signal;
+    t.python_status = python_.status();
     const OpenPositions own = t_open;
     s->writer.finish(t, end, own.first, own.end, from_signal);
     uint64_t dropped = s->ring.dropped();
@@ -374,11 +413,13 @@ void Recorder::drainFromSignal() {
 void Recorder::beforeFork() {
     end_mutex_.lock();
     create_mutex_.lock();
+    python_.mutex().lock();
     stacks_.mutex().lock();
 }
 
 void Recorder::afterForkParent() {
     stacks_.mutex().unlock();
+    python_.mutex().unlock();
     create_mutex_.unlock();
     end_mutex_.unlock();
 }
@@ -397,10 +438,12 @@ void Recorder::afterForkChild() {
     }
     stacks_.reset();
     modules_.reset();
+    python_.resetCodes();
     finalized_.store(false);
     creation_failed_.store(false);
     exec_pending_ = false;
     stacks_.mutex().unlock();
+    python_.mutex().unlock();
     create_mutex_.unlock();
     end_mutex_.unlock();
 }

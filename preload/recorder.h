@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "module_map.h"
+#include "python/python_stacks.h"
 #include "stack_table.h"
 
 #include <gpumemtrace/trace_format.h>
@@ -80,6 +81,7 @@ class Recorder {
     void endTrace(Session* s, int signal, bool from_signal, bool provisional);
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
+    static void emitPythonCode(const format::PythonCodeInfo& code, void* ctx);
 
     Config config_;
     std::atomic<Session*> session_{nullptr};
@@ -91,6 +93,7 @@ class Recorder {
     bool exec_pending_ = false;
     StackTable stacks_;
     ModuleMap modules_; // guarded by stacks_.mutex()
+    python::PythonStacks python_;
 };
 
 } // namespace gmt::preload

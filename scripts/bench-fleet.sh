@@ -22,7 +22,7 @@ WORK=${WORK_DIR:-$(mktemp -d)}
 [[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/job"
 for ((r = 0; r < RANKS; r++)); do
-    "$GEN" "$WORK/job/rank$r.gmtrace" "$EVENTS" 64 "$r" >/dev/null
+    "$GEN" "$WORK/job/rank$r.gmtrace" "$EVENTS" 64 4 "$r" >/dev/null
 done
 now() { date +%s.%N; }
 run() { # JOBS -> seconds

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import gpu_python_checks
 from gpu_validate_ranks import check_ranks
 
 ROWS = []
@@ -280,6 +281,66 @@ def check_torch(env):
             f"traced VMM physical peak {vmm_peak} B, max_memory_reserved() {expect} B")
 
 
+def check_export(env):
+    """`gpumemtrace export` of a PyTorch run without its cache (every tensor its own
+    cudaMalloc), read by PyTorch's own viewer code and by the trace-event rules."""
+    p, traces, info, _ = torch_run(env, "torch_export", {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
+                                   ("--leak",))
+    if p.returncode != 0 or len(traces) != 1:
+        row("export memory-viz: PyTorch run", False, f"rc={p.returncode} {p.stderr[-300:]}")
+        return
+    rep = env.report(traces, "torch_export", top=100000)
+    snapshot = env.out / "torch_export.pickle"
+    q, _ = env.run("torch_export.memory_viz", [str(env.cli), "export", "--format", "memory-viz",
+                                               "-o", str(snapshot), str(traces[0])],
+                   env=env.cli_env)
+    row("export memory-viz: written", q.returncode == 0 and snapshot.exists(),
+        f"rc={q.returncode} {snapshot.stat().st_size if snapshot.exists() else 0} B "
+        f"{q.stderr.strip()[-200:]}")
+    if q.returncode != 0:
+        return
+    report_file = env.logs / "torch_export.report.json"
+    viz, _ = env.run("torch_export.torch_viz",
+                     [sys.executable, str(Path(__file__).parent.parent / "tests/gpu/torch_memory_viz.py"),
+                      str(snapshot), str(report_file), str(env.out / "torch_export_viz")])
+    try:
+        seen = json.loads(viz.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        row("export memory-viz: torch loads it", False, f"rc={viz.returncode} {viz.stderr[-300:]}")
+        return
+    errors = seen.get("errors", {})
+    row("export memory-viz: torch loads it",
+        not errors and seen.get("trace_plot_bytes", 0) > 0 and seen.get("segment_plot_bytes", 0) > 0,
+        f"trace_plot {seen.get('trace_plot_bytes')} B, segment_plot {seen.get('segment_plot_bytes')} B "
+        f"of HTML, segsum/trace/memory/segments ok: {sorted(k for k in seen if k.endswith('_bytes'))}; "
+        f"{seen.get('entries')} entries; errors: {json.dumps(errors)[:400]}")
+    other = {k: n for k, n in seen.get("report_kinds", {}).items()
+             if k not in ("device", "pool", "managed") and n}
+    peaks, want = seen.get("snapshot_peaks", {}), seen.get("report_peaks", {})
+    row("export memory-viz: live bytes at the peak",
+        bool(want) and all(peaks.get(d, 0) == b for d, b in want.items()) if not other else None,
+        f"snapshot replay {peaks}, report devices[].peak_bytes {want}"
+        + (f"; the run also allocated {other}, which the snapshot leaves out" if other else ""))
+    row("export memory-viz: Python frames", None,
+        f"{seen.get('python_frames')} frames from .py files, e.g. {seen.get('python_frame_example')}")
+
+    trace_json = env.out / "torch_export.trace.json"
+    q, _ = env.run("torch_export.perfetto", [str(env.cli), "export", "--format", "perfetto",
+                                             "-o", str(trace_json), str(traces[0])], env=env.cli_env)
+    ok = q.returncode == 0
+    detail = f"rc={q.returncode}"
+    if ok:
+        events = json.loads(trace_json.read_text())["traceEvents"]
+        gpu0 = [e["args"]["bytes"] for e in events if e["ph"] == "C" and e["name"] == "GPU 0 live"]
+        slices = sum(1 for e in events if e["ph"] == "X" and e.get("cat") == "allocation")
+        peak0 = next((d["peak_bytes"] for d in rep["devices"] if d["ordinal"] == 0), 0)
+        ok = max(gpu0, default=0) == peak0 and slices == rep["summary"]["allocations"]
+        detail = (f"counter 'GPU 0 live' max {max(gpu0, default=0)} B, report {peak0} B; "
+                  f"{slices} slices, {rep['summary']['allocations']} allocations; "
+                  f"{trace_json.stat().st_size} B")
+    row("export perfetto: counter peak and slices", ok, detail)
+
+
 def check_frameworks(env):
     here = Path(__file__).parent.parent / "tests/gpu"
     p, traces, _ = env.record("cupy", [sys.executable, str(here / "cupy_workload.py")])
@@ -538,11 +599,14 @@ def main():
     args = ap.parse_args()
     env = Env(args.build, args.out)
     groups = {"ranks": lambda e: check_ranks(e, row), "routes": check_routes, "samples": check_samples, "leaks": check_leaks_vs_sanitizer, "torch": check_torch,
-              "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
+              "export": check_export, "frameworks": check_frameworks, "oom": check_oom, "sigkill": check_sigkill,
               "devices": check_devices, "overhead": lambda e: check_overhead(e, args.runs),
               "contexts": check_contexts, "trace_ends": check_trace_ends,
               "hot_path": lambda e: check_hot_path(e, max(args.runs, 7)),
-              "torch_overhead": lambda e: check_torch_overhead(e, args.runs)}
+              "torch_overhead": lambda e: check_torch_overhead(e, args.runs),
+              "python": lambda e: gpu_python_checks.check_python(e, row),
+              "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
+                                                                                   args.runs)}
     # "ranks" needs 2 GPUs: only when asked for.
     wanted = [g for g in args.only.split(",") if g] or [g for g in groups if g != "ranks"]
     for g in wanted:

@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
-gmt_install_deps
-gmt_configure_and_build build
+gmt_install_deps "${GMT_TEST_PACKAGES[@]}"
+gmt_install_npm analyzer/html tests/browser tests/export
+# The HTML report and its browser tests are part of the suite: missing npm packages fail
+# the configure step rather than leave those tests out.
+gmt_configure_and_build build -DGPUMEMTRACE_HTML_REQUIRED=ON
 cd build
 ctest --output-on-failure -j "$(nproc)" "$@"

@@ -2,6 +2,8 @@
 // --help. Applied after all commands are registered so it covers them all.
 #include "commands.h"
 
+#include <new>
+
 #ifndef GMT_VERSION
 #define GMT_VERSION "0.1.0"
 #endif
@@ -54,6 +56,26 @@ void finishApp(CLI::App& app) {
             sub->footer(footer + "\n");
         }
     }
+}
+
+std::string describeException(std::exception_ptr error) {
+    std::string text;
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        text = "out of memory";
+    } catch (const std::exception& e) {
+        text = e.what();
+    } catch (...) {
+        text = "unexpected error";
+    }
+    // One line: a message that spans several would break a CI log's one-line-per-error.
+    for (char& c : text) {
+        if (c == '\n' || c == '\r') {
+            c = ' ';
+        }
+    }
+    return text;
 }
 
 } // namespace gmt::cli

@@ -5,9 +5,11 @@
 
 #include "check_gate.h"
 #include "check_json.h"
+#include "count_option.h"
 #include "github_annotations.h"
 #include "junit_writer.h"
 #include "leak_gate.h"
+#include "output_file.h"
 #include "rank_table.h"
 #include "report_input.h"
 #include "sarif_writer.h"
@@ -19,7 +21,6 @@
 #include "text_safety.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -134,14 +135,6 @@ JUnitSuite junitSuite(const ProcessVerdict& v, const std::string& name) {
     return suite;
 }
 
-void writeFile(const std::string& path, const std::string& content, const char* what) {
-    std::ofstream file(path, std::ios::trunc);
-    file << content;
-    if (!file.flush()) {
-        throw InputError(std::string("cannot write ") + what + " " + path);
-    }
-}
-
 } // namespace
 
 int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
@@ -180,6 +173,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     detail.top = args.top;
     detail.stacks.max_frames = args.frames;
     detail.stacks.full = args.full_stacks;
+    detail.stacks.python_only = args.python_only;
 
     analyzer::StyledText out(style);
     std::vector<ProcessVerdict> verdicts;
@@ -224,7 +218,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
             stream << githubAnnotations(verdicts, root);
         }
     }
-    stream.flush();
+    finishStream(stream, "standard output");
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
@@ -236,10 +230,10 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
             }
             suites.push_back(junitSuite(v, name));
         }
-        writeFile(args.junit, renderJUnit(suites, "gpumemtrace check"), "JUnit report");
+        writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
     }
     if (!args.sarif.empty()) {
-        writeFile(args.sarif, analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n", "SARIF log");
+        writeOutputFile(args.sarif, analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n");
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
@@ -280,7 +274,8 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
                       "Fail on double, invalid or mismatched frees (default: on)"),
         cmd->add_flag("--allow-incomplete", o->allow_incomplete,
-                      "Do not fail on a trace that ends early (killed process, damaged file)"),
+                      "Do not fail on a trace that ends early (killed process, damaged file) or "
+                      "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
                         "File of leak:PATTERN / error:PATTERN lines to ignore"),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
@@ -297,14 +292,20 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
             ->type_name("DIR"),
         cmd->add_option("--jobs", o->jobs,
                         "Traces analysed at once, each on its own (default: one per core)")
-            ->check(CLI::Range(0u, 1024u))
+            ->check(countRange(0, kMaxJobs))
             ->default_str("0"),
         cmd->add_option("--top", o->top, "Leak sites and errors shown with stacks")
+            ->check(countRange(0, kMaxTop))
             ->default_str("5"),
-        cmd->add_option("--frames", o->frames, "Frames shown per stack")->default_str("8"),
+        cmd->add_option("--frames", o->frames, "Native frames shown per stack (Python frames: all)")
+            ->check(countRange(0, kMaxShownFrames))
+            ->default_str("8"),
         cmd->add_flag("--full-stacks", o->full_stacks,
                       "Show every frame, also the recorder's, the CUDA libraries' and headers' "
                       "and libc start-up"),
+        cmd->add_flag("--python-only", o->python_only,
+                      "Of the native frames show only the one that called CUDA (and the CUDA "
+                      "function, when recorded); Python frames all"),
         cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
     };
 }

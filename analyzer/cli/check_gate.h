@@ -33,6 +33,7 @@ struct CheckOptions {
     size_t top = 5;
     size_t frames = 8;
     bool full_stacks = false;
+    bool python_only = false;
     bool no_symbols = false;
 };
 

@@ -8,6 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <exception>
+#include <string>
+
 namespace gmt::cli {
 
 inline constexpr int kExitOk = 0;
@@ -19,8 +22,12 @@ void addReportCommand(CLI::App& app, int& exit_code);
 void addRecordCommand(CLI::App& app, int& exit_code);
 void addCheckCommand(CLI::App& app, int& exit_code);
 void addDiffCommand(CLI::App& app, int& exit_code);
+void addExportCommand(CLI::App& app, int& exit_code);
 
 // After every command is added: --version, one-line parse errors, examples in --help.
 void finishApp(CLI::App& app);
+
+// One line describing an exception that reached main ("out of memory" for bad_alloc).
+std::string describeException(std::exception_ptr error);
 
 } // namespace gmt::cli

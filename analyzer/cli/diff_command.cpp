@@ -2,7 +2,9 @@
 // traces or JSON reports; exit 1 when a growth limit is exceeded, 2 for bad input.
 #include "commands.h"
 
+#include "count_option.h"
 #include "diff_json.h"
+#include "output_file.h"
 #include "report_diff.h"
 #include "report_input.h"
 #include "size_parse.h"
@@ -114,6 +116,7 @@ int runDiff(const DiffArgs& args) {
         std::cout << analyzer::jsonText(
                          diffJson(args.base, args.now, pairs, only_in_base, only_in_new), 2)
                   << '\n';
+        finishStdout();
         return violations.empty() ? kExitOk : kExitNotOk;
     }
     for (const DiffPair& p : pairs) {
@@ -131,11 +134,13 @@ int runDiff(const DiffArgs& args) {
     }
     if (violations.empty()) {
         std::cout << "gpumemtrace diff: within limits\n";
+        finishStdout();
         return kExitOk;
     }
     for (const std::string& v : violations) {
         std::cout << "gpumemtrace diff: FAIL " << analyzer::printable(v) << '\n';
     }
+    finishStdout();
     return kExitNotOk;
 }
 
@@ -155,7 +160,7 @@ void addDiffCommand(CLI::App& app, int& exit_code) {
         ->default_str("text");
     cmd->add_option("--jobs", args->jobs,
                     "Traces analysed at once, each on its own (default: one per core)")
-        ->check(CLI::Range(0u, 1024u))
+        ->check(countRange(0, kMaxJobs))
         ->default_str("0");
     cmd->add_option("--max-peak-growth", args->max_peak_growth,
                     "Fail when any peak (total, per device, per kind) grows by more than PCT "

@@ -2,6 +2,7 @@
 // (log frames, then records recovered from the ring, marked "recovered": true).
 #include "commands.h"
 
+#include "output_file.h"
 #include "record_json.h"
 #include "trace_error.h"
 #include "trace_reader.h"
@@ -22,8 +23,9 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
             auto record = std::make_unique<Record>();
             while (reader.next(*record)) {
                 std::cout << jsonText(recordJson(*record, reader.prologue())) << '\n';
+                checkStdout(); // no point reading on when nothing reaches the reader
             }
-            std::cout.flush();
+            finishStdout();
             const ReadStatus& st = reader.status();
             if (st.stopped_early) {
                 std::cerr << "gpumemtrace: " << *trace << ": offset " << st.log_end_offset << ": "

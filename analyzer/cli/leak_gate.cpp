@@ -1,6 +1,8 @@
 #include "leak_gate.h"
 
 #include "human_time.h"
+#include "missing_events_text.h"
+#include "python_status_text.h"
 #include "size_parse.h"
 
 #include <algorithm>
@@ -75,8 +77,13 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
     CheckOutcome out;
     out.name = "leaks";
     const analyzer::LeakScope& scope = report.leak_scope;
-    const bool over_bytes = scope.bytes > limits.max_leaked_bytes;
-    const bool over_count = limits.max_leaks && scope.allocations > *limits.max_leaks;
+    // Leaks that missing events could explain (their free may be among them) do not count:
+    // the trace check fails for the missing events instead (evaluateProcess).
+    const uint64_t bytes = scope.bytes - std::min(scope.bytes, scope.uncertain_bytes);
+    const uint64_t allocations =
+        scope.allocations - std::min(scope.allocations, scope.uncertain_allocations);
+    const bool over_bytes = bytes > limits.max_leaked_bytes;
+    const bool over_count = limits.max_leaks && allocations > *limits.max_leaks;
     out.failed = over_bytes || over_count;
     const std::string in_phase = limits.phase ? " in phase " + *limits.phase : "";
     if (scope.allocations == 0) {
@@ -96,6 +103,10 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
     if (scope.suppressed_bytes > 0 || scope.suppressed_sites > 0) {
         out.summary += "; " + formatBytes(scope.suppressed_bytes) + " suppressed";
     }
+    if (scope.uncertain_bytes > 0) {
+        out.summary += "; " + formatBytes(scope.uncertain_bytes) +
+                       " uncertain (allocated before events went missing), not counted";
+    }
     size_t shown = 0;
     for (const LeakSite& leak : report.leaks) {
         if (shown == detail.top) {
@@ -107,6 +118,9 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
                            std::string(format::kindName(leak.kind)) + ", " + leak.api + ")";
         if (leak.released_by_teardown) {
             line += ", released only by device reset";
+        }
+        if (leak.uncertain_bytes > 0) {
+            line += ", " + formatBytes(leak.uncertain_bytes) + " of it uncertain";
         }
         out.details.push_back({line + " allocated at:", ""});
         appendStack(out.details, leak.stack, detail, "    ");
@@ -248,11 +262,17 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
                          const GateDetail& detail) {
     CheckOutcome out;
     out.name = "errors";
-    uint64_t count = 0, suppressed = 0;
+    uint64_t count = 0, suppressed = 0, uncertain = 0, listed_uncertain = 0;
     std::map<std::string, uint64_t> by_type;
     for (const ErrorReport& e : report.errors) {
+        listed_uncertain += e.uncertain ? 1 : 0;
         if (suppressions.matchError(e)) {
             ++suppressed;
+            continue;
+        }
+        if (e.uncertain) {
+            // Missing events could explain it: listed by `report`, never counted here.
+            ++uncertain;
             continue;
         }
         const std::string type(analyzer::errorTypeName(e.type));
@@ -275,8 +295,13 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
     }
     // Past the listed errors (the analysis keeps 1000 per process) nothing can be
     // matched against a suppression: they count.
-    const uint64_t unlisted =
+    const uint64_t unlisted_all =
         report.summary.errors - std::min<uint64_t>(report.summary.errors, report.errors.size());
+    const uint64_t unlisted_uncertain =
+        std::min(unlisted_all, report.summary.uncertain_errors -
+                                   std::min(report.summary.uncertain_errors, listed_uncertain));
+    uncertain += unlisted_uncertain;
+    const uint64_t unlisted = unlisted_all - unlisted_uncertain;
     if (unlisted > 0) {
         count += unlisted;
         by_type["unlisted"] += unlisted;
@@ -302,6 +327,10 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
     }
     if (suppressed > 0) {
         out.summary += "; " + std::to_string(suppressed) + " suppressed";
+    }
+    if (uncertain > 0) {
+        out.summary += "; " + std::to_string(uncertain) +
+                       " uncertain (missing events could explain them), not counted";
     }
     return out;
 }
@@ -330,13 +359,15 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
                                Suppressions& suppressions, const GateDetail& detail) {
     ProcessVerdict v;
     CheckOutcome incomplete;
-    uint64_t dropped = 0;
     std::vector<std::string> reasons;
+    const analyzer::ProcessReport* missing = nullptr; // the first process missing events
     for (const analyzer::ProcessReport& p : report.processes) {
-        dropped += p.dropped_events;
         v.duration_s += static_cast<double>(p.duration_ns) / 1e9;
         if (!p.complete) {
             reasons.push_back(p.incomplete_reason.value_or(""));
+        }
+        if (p.missing_events && !missing) {
+            missing = &p;
         }
     }
     if (report.processes.size() == 1) {
@@ -350,23 +381,48 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
         v.command = plural(report.processes.size(), "process");
         v.trace_file = report.processes.front().trace_file + ", ...";
     }
-    if (!reasons.empty()) {
-        const std::string& reason = reasons.front();
+    if (!reasons.empty() || missing) {
+        // An incomplete trace says nothing of what came after its valid part; one with
+        // events missing cannot say whether its leaks and errors are real. Either fails
+        // rather than passing unseen, unless allowed.
         incomplete.name = "trace";
         incomplete.failed = !limits.allow_incomplete;
-        incomplete.summary = "incomplete" + (reason.empty() ? "" : " (" + reason + ")");
+        if (!reasons.empty()) {
+            const std::string& reason = reasons.front();
+            incomplete.summary = "incomplete" + (reason.empty() ? "" : " (" + reason + ")");
+            incomplete.details.push_back({"the checks cover the valid part only; what was live "
+                                          "when it stopped counts as leaked",
+                                          ""});
+        }
+        if (missing) {
+            const analyzer::MissingEventsReport& m = *missing->missing_events;
+            incomplete.summary += (incomplete.summary.empty() ? "" : "; ") +
+                                  std::string("events missing (") + analyzer::missingEventsText(m) +
+                                  ")";
+            if (!m.gaps.empty()) {
+                incomplete.details.push_back(
+                    {"first gap: " + analyzer::gapText(m.gaps.front(), missing->start_mono_ns),
+                     ""});
+            }
+            incomplete.details.push_back(
+                {"leaks and errors that the missing events could explain are uncertain: they "
+                 "are reported but not counted against the limits (" +
+                     formatBytes(report.summary.uncertain_leaked_bytes) + " leaked, " +
+                     plural(report.summary.uncertain_errors, "error") + ")",
+                 ""});
+        }
         incomplete.summary += limits.allow_incomplete ? " (allowed: --allow-incomplete)" : "";
-        incomplete.details.push_back({"the checks cover the valid part only; what was live "
-                                      "when it stopped counts as leaked",
-                                      ""});
-    }
-    if (dropped > 0) {
-        v.notes.push_back(plural(dropped, "event") +
-                          " dropped (GPUMEMTRACE_ON_FULL=drop): numbers are a lower bound");
     }
     if (report.summary.failed_allocations > 0) {
         v.notes.push_back(plural(report.summary.failed_allocations, "allocation") +
                           " failed (see gpumemtrace report for the diagnosis)");
+    }
+    for (const analyzer::ProcessReport& p : report.processes) {
+        // A Python program whose stacks have no Python frames: say why, once, so a reader
+        // of native-only stacks knows they are all there is.
+        if (p.python && p.python->status != format::PythonStatus::Captured) {
+            v.notes.push_back(analyzer::pythonRuntimeText(*p.python));
+        }
     }
     if (limits.phase) {
         v.checks.push_back(checkPhase(report, *limits.phase));

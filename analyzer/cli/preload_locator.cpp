@@ -60,6 +60,18 @@ std::optional<std::string> locatePreloadLibrary() {
     return std::nullopt;
 }
 
+std::optional<std::string> preloadPathProblem(const std::string& library) {
+    if (library.find_first_of(" :") != std::string::npos) {
+        return "contains a space or a colon, which LD_PRELOAD cannot carry (ld.so splits the "
+               "list there and has no quoting)";
+    }
+    if (library.empty() || library.front() != '/') {
+        return "is not an absolute path (LD_PRELOAD would search it from the program's "
+               "working directory)";
+    }
+    return std::nullopt;
+}
+
 std::string withPreload(const std::string& existing, const std::string& library) {
     // ld.so accepts spaces and colons as separators.
     size_t pos = 0;

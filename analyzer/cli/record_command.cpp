@@ -4,16 +4,21 @@
 
 #include "check_gate.h"
 #include "child_process.h"
+#include "html_report.h"
 #include "preload_locator.h"
+#include "python_status_text.h"
 #include "report_input.h"
 #include "size_parse.h"
 #include "suppressions.h"
 #include "terminal_style.h"
 #include "text_safety.h"
 #include "trace_discovery.h"
+#include "trace_report.h"
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -32,7 +37,9 @@ struct RecordArgs {
     std::string log_level;
     std::string library;
     bool quiet = false;
+    bool no_python = false;
     bool check = false;
+    bool html = false;
     CheckOptions check_options;
     std::vector<std::string> command;
 };
@@ -86,9 +93,13 @@ void summarize(const std::string& path) {
         if (!r.processes.empty() && !r.processes.front().complete) {
             line += " (incomplete trace)";
         }
+
         out.line({{"gpumemtrace: ", analyzer::Tone::Plain},
                   {line, s.leaked_bytes || s.errors ? analyzer::Tone::Warn : analyzer::Tone::Plain},
                   {" -> " + shown, analyzer::Tone::Plain}});
+        if (!r.processes.empty() && r.processes.front().python) {
+            out.line("gpumemtrace:   " + analyzer::pythonRuntimeText(*r.processes.front().python));
+        }
     } catch (const std::exception& e) {
         // A summary is a courtesy: it never changes the exit status of the run.
         out.line(std::string("gpumemtrace: ") + e.what());
@@ -136,6 +147,31 @@ int gate(const std::vector<std::string>& traces, const CheckOptions& options, in
     return command_exit != 0 ? command_exit : verdict;
 }
 
+// `record --html`: one page for every trace of the run, next to the first trace (its name
+// with .html for .gmtrace). Returns false when it could not be written.
+bool writeHtmlReport(const std::vector<std::string>& traces) {
+    std::string path = traces.front();
+    if (path.size() > 8 && path.compare(path.size() - 8, 8, ".gmtrace") == 0) {
+        path.resize(path.size() - 8);
+    }
+    path += ".html";
+    try {
+        const std::string page =
+            analyzer::renderHtml(analyzer::reportOfTraces(traces, analyzer::htmlReportOptions()));
+        std::ofstream file(path, std::ios::trunc);
+        file << page;
+        if (!file.flush()) {
+            std::cerr << "gpumemtrace record: cannot write " << analyzer::printable(path) << '\n';
+            return false;
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "gpumemtrace record --html: " << analyzer::printable(e.what()) << '\n';
+        return false;
+    }
+    std::cerr << "gpumemtrace:   html report: " << shellQuote(relativeToCwd(path)) << '\n';
+    return true;
+}
+
 int runRecord(const RecordArgs& args) {
     if (args.command.empty()) {
         std::cerr << "gpumemtrace record: no command to run (usage: gpumemtrace record "
@@ -158,6 +194,20 @@ int runRecord(const RecordArgs& args) {
     } else if (::access(library.c_str(), R_OK) != 0) {
         std::cerr << "gpumemtrace record: " << library << ": cannot read the preload library\n";
         return kExitBadInput;
+    } else if (char resolved[PATH_MAX]; ::realpath(library.c_str(), resolved)) {
+        library = resolved; // the program may change directory; LD_PRELOAD must not move
+    }
+    if (auto problem = preloadPathProblem(library)) {
+        std::cerr << "gpumemtrace record: the preload library path '" << library << "' " << *problem
+                  << "; install gpumemtrace under a path without them, or copy "
+                  << "libgpumemtrace.so to one and pass it with --library\n";
+        return kExitBadInput;
+    }
+
+    if (args.html && !analyzer::htmlReportAvailable()) {
+        std::cerr << "gpumemtrace record --html: " << analyzer::htmlReportUnavailableReason()
+                  << '\n';
+        return kExitBadInput;
     }
 
     if (args.check && !args.check_options.suppressions.empty()) {
@@ -175,6 +225,16 @@ int runRecord(const RecordArgs& args) {
     // as "no trace was written" at the end, so a plainly impossible one is refused now.
     if (std::string problem = outputDirectoryProblem(tmpl); !problem.empty()) {
         std::cerr << "gpumemtrace record: " << problem << '\n';
+        return kExitBadInput;
+    }
+    // A fixed name that is a directory, a FIFO or a device is no place for a trace (the
+    // recorder never writes into an existing file: it would pick "NAME.1" beside it).
+    struct stat st {};
+    if (tmpl.find('%') == std::string::npos && ::stat(tmpl.c_str(), &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
+        std::cerr << "gpumemtrace record: -o " << args.output
+                  << " names an existing file that is not a regular file; give a trace "
+                     "file path\n";
         return kExitBadInput;
     }
     const char* existing = std::getenv("LD_PRELOAD");
@@ -204,6 +264,9 @@ int runRecord(const RecordArgs& args) {
     if (!args.log_level.empty()) {
         ::setenv("GPUMEMTRACE_LOG_LEVEL", args.log_level.c_str(), 1);
     }
+    if (args.no_python) {
+        ::setenv("GPUMEMTRACE_PYTHON", "0", 1);
+    }
 
     TraceDiscovery discovery(tmpl);
     ChildStatus status = runChild(args.command);
@@ -216,7 +279,7 @@ int runRecord(const RecordArgs& args) {
         std::cerr << "gpumemtrace: " << args.command.front() << " was killed by signal "
                   << status.signal << " (" << ::strsignal(status.signal) << ")\n";
     }
-    if (args.quiet && !args.check) {
+    if (args.quiet && !args.check && !args.html) {
         return status.exit_code;
     }
     std::vector<std::string> traces = discovery.newTraces();
@@ -226,13 +289,21 @@ int runRecord(const RecordArgs& args) {
                   << (args.check ? "; nothing to check\n" : "\n");
         return status.exit_code;
     }
+    // A report that was asked for and not written fails the run (the command's own
+    // failure and the gate's verdict still win), so that CI does not upload a missing page.
+    auto html = [&] { return args.html && !writeHtmlReport(traces) ? kExitBadInput : kExitOk; };
     if (args.check) {
-        return gate(traces, args.check_options, status.exit_code);
+        const int verdict = gate(traces, args.check_options, status.exit_code);
+        const int html_exit = html();
+        return verdict != kExitOk ? verdict : html_exit;
     }
-    for (const std::string& trace : traces) {
-        summarize(trace);
+    if (!args.quiet) {
+        for (const std::string& trace : traces) {
+            summarize(trace);
+        }
     }
-    return status.exit_code;
+    const int html_exit = html();
+    return status.exit_code != 0 ? status.exit_code : html_exit;
 }
 
 } // namespace
@@ -269,7 +340,12 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--library", args->library,
                     "The preload library to use (default: ../lib/libgpumemtrace.so next to "
                     "this executable)");
+    cmd->add_flag("--no-python", args->no_python,
+                  "Native frames only, even in a CPython process (GPUMEMTRACE_PYTHON=0)");
     cmd->add_flag("-q,--quiet", args->quiet, "Do not summarize the traces at the end");
+    cmd->add_flag("--html", args->html,
+                  "Then write one HTML report of the run's traces next to the first one "
+                  "(TRACE.html for TRACE.gmtrace; open it in any browser, offline)");
     CLI::Option* check = cmd->add_flag(
         "--check", args->check,
         "Then gate the traces as `gpumemtrace check` does, verdict on stderr: exit 1 on a "

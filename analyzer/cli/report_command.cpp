@@ -1,18 +1,21 @@
 // `gpumemtrace report TRACE...`: the analysis report as text (the default, on a terminal
-// or not) or JSON (docs/report.schema.json). Several traces (one per process) give one
-// report.
+// or not), JSON (docs/report.schema.json) or a self-contained HTML page
+// (docs/html-report.md). Several traces (one per process) give one report.
 #include "commands.h"
 
+#include "count_option.h"
+#include "html_report.h"
+#include "output_file.h"
 #include "report.h"
 #include "report_input.h"
 #include "report_json.h"
 #include "terminal_style.h"
 #include "text_report.h"
 #include "text_safety.h"
+#include "timeline.h"
 #include "trace_error.h"
 #include "trace_report.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -27,9 +30,11 @@ struct ReportArgs {
     std::string format;
     std::string output;
     size_t top = 10;
+    bool top_given = false;
     size_t timeline_points = 2000;
     size_t frames = 8;
     bool full_stacks = false;
+    bool python_only = false;
     bool no_symbols = false;
     std::optional<std::string> phase;
     std::optional<std::string> iteration;
@@ -42,41 +47,43 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 
 int runReport(const ReportArgs& args) {
     using namespace gmt::analyzer;
-    ReportOptions options;
-    options.top = args.top;
+    std::string format = args.format;
+    if (format.empty()) {
+        format = endsWith(args.output, ".json")   ? "json"
+                 : endsWith(args.output, ".html") ? "html"
+                                                  : "text";
+    }
+    if (format == "html" && !htmlReportAvailable()) {
+        std::cerr << "gpumemtrace report: " << htmlReportUnavailableReason() << '\n';
+        return kExitBadInput;
+    }
+    ReportOptions options = format == "html" ? htmlReportOptions() : ReportOptions{};
+    if (format != "html" || args.top_given) {
+        options.top = args.top;
+    }
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
     options.iteration = args.iteration;
     const Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
 
-    std::string format = args.format;
-    if (format.empty()) {
-        format = endsWith(args.output, ".json") ? "json" : "text";
-    }
     std::string out;
     if (format == "json") {
         out = jsonText(toJson(report), 2) + "\n";
+    } else if (format == "html") {
+        out = renderHtml(report);
     } else {
         TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
         style.stacks.full = args.full_stacks;
+        style.stacks.python_only = args.python_only;
         style.stacks.max_frames = args.frames;
         out = renderText(report, style);
     }
+    // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
     if (args.output.empty()) {
-        std::cout << out;
-        std::cout.flush();
-        if (!std::cout) {
-            std::cerr << "gpumemtrace report: cannot write to standard output\n";
-            return kExitBadInput;
-        }
-        return kExitOk;
-    }
-    std::ofstream file(args.output, std::ios::trunc);
-    file << out;
-    if (!file.flush()) {
-        std::cerr << "gpumemtrace report: cannot write " << printable(args.output) << '\n';
-        return kExitBadInput;
+        writeStdout(out);
+    } else {
+        writeOutputFile(args.output, out);
     }
     return kExitOk;
 }
@@ -92,18 +99,24 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "the report has a per-rank table)")
         ->required();
     cmd->add_option("--format", args->format,
-                    "text or json (default: text, or json when -o names a .json file)")
-        ->check(CLI::IsMember({"json", "text"}));
+                    "text, json or html (default: text; json or html when -o names a .json or "
+                    ".html file)")
+        ->check(CLI::IsMember({"json", "text", "html"}));
     cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
-    cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
-        ->check(CLI::Range(size_t{1}, size_t{1000000}))
-        ->default_str("10");
-    cmd->add_option("--frames", args->frames, "Frames shown per stack in text")
-        ->check(CLI::Range(size_t{1}, size_t{4096}))
+    CLI::Option* top =
+        cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
+            ->check(countRange(1, kMaxTop))
+            ->default_str("10; html: 100");
+    cmd->add_option("--frames", args->frames,
+                    "Native frames shown per stack in text (Python frames: all)")
+        ->check(countRange(1, kMaxShownFrames))
         ->default_str("8");
     cmd->add_flag("--full-stacks", args->full_stacks,
                   "Show every frame in text, also the recorder's, the CUDA libraries' and "
                   "headers' and libc start-up");
+    cmd->add_flag("--python-only", args->python_only,
+                  "In text, of the native frames show only the one that called CUDA (and the "
+                  "CUDA function, when recorded); Python frames all");
     cmd->add_option("--phase", args->phase,
                     "List the leaks and growth of phase NAME and the phases nested in it "
                     "(gpumemtrace_mark_phase, gpumemtrace_push_phase, NVTX ranges)")
@@ -116,14 +129,16 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
     cmd->add_option("--timeline-points", args->timeline_points,
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
-        ->check(CLI::Range(size_t{1}, size_t{1000000}))
+        ->check(countRange(1, analyzer::kMaxTimelinePoints))
         ->default_str("2000");
     cmd->footer(
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
         "Example:\n"
         "  gpumemtrace report gpumemtrace.1234.gmtrace\n"
-        "  gpumemtrace report app.*.gmtrace --format json -o report.json");
-    cmd->callback([args, &exit_code] {
+        "  gpumemtrace report app.*.gmtrace --format json -o report.json\n"
+        "  gpumemtrace report app.*.gmtrace --format html -o report.html   # open it offline");
+    cmd->callback([args, top, &exit_code] {
+        args->top_given = top->count() > 0;
         try {
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {

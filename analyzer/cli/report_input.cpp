@@ -1,39 +1,33 @@
 #include "report_input.h"
 
+#include "regular_file.h"
 #include "report_json.h"
 #include "trace_error.h"
 #include "trace_report.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 namespace gmt::cli {
 
 void requireReadableFile(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-        std::string reason = std::strerror(errno);
+    std::string why;
+    std::optional<analyzer::OpenedFile> f = analyzer::openRegularFile(path, why);
+    if (!f) {
         // An unexpanded shell glob means the run wrote no trace at all.
-        if (path.find_first_of("*?[") != std::string::npos) {
-            reason += " (no file matches; did the program call CUDA under gpumemtrace record?)";
+        if (why == std::strerror(ENOENT) && path.find_first_of("*?[") != std::string::npos) {
+            why += " (no file matches; did the program call CUDA under gpumemtrace record?)";
         }
-        throw InputError(path + ": " + reason);
+        throw InputError(path + ": " + why);
     }
-    if (!S_ISREG(st.st_mode)) {
-        throw InputError(path + ": not a regular file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path + ": cannot open: " + std::strerror(errno));
-    }
+    ::close(f->fd);
 }
 
 Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
@@ -73,10 +67,11 @@ void filterListedLeaks(Report& report,
 
 namespace {
 
-Report readJsonReport(const std::string& path, std::ifstream& in, const AnalyzeOptions& options) {
+Report readJsonReport(const std::string& path, const std::string& text,
+                      const AnalyzeOptions& options) {
     analyzer::Json json;
     try {
-        json = analyzer::Json::parse(in);
+        json = analyzer::Json::parse(text);
     } catch (const std::exception& e) {
         throw InputError(path + ": invalid JSON report: " + e.what());
     }
@@ -101,23 +96,28 @@ Report readJsonReport(const std::string& path, std::ifstream& in, const AnalyzeO
 } // namespace
 
 Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
-    requireReadableFile(path);
-    std::ifstream in(path, std::ios::binary);
+    // A report is parsed whole; beyond this it is not one gpumemtrace wrote.
+    constexpr uint64_t kMaxReportSize = 1ull << 30;
+    std::string why;
+    std::optional<analyzer::OpenedFile> f = analyzer::openRegularFile(path, why);
+    if (!f) {
+        throw InputError(path + ": " + why);
+    }
     char magic[8] = {};
-    in.read(magic, sizeof magic);
-    if (in.gcount() == sizeof magic && std::memcmp(magic, "GMTRACE\0", 8) == 0) {
+    ssize_t got = ::pread(f->fd, magic, sizeof magic, 0);
+    ::close(f->fd);
+    if (got == sizeof magic && std::memcmp(magic, "GMTRACE\0", 8) == 0) {
         return analyzeTrace(path, options);
     }
-    in.clear();
-    in.seekg(0);
-    char c = 0;
-    while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+    std::optional<std::string> text = analyzer::readRegularFile(path, kMaxReportSize, why);
+    if (!text) {
+        throw InputError(path + ": " + why);
     }
-    if (c != '{') {
+    size_t first = text->find_first_not_of(" \t\r\n\f\v");
+    if (first == std::string::npos || (*text)[first] != '{') {
         throw InputError(path + ": neither a gpumemtrace trace nor a JSON report");
     }
-    in.unget();
-    return readJsonReport(path, in, options);
+    return readJsonReport(path, *text, options);
 }
 
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {

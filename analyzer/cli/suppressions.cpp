@@ -1,7 +1,9 @@
 #include "suppressions.h"
 
+#include "regular_file.h"
+
 #include <fnmatch.h>
-#include <fstream>
+#include <sstream>
 
 namespace gmt::cli {
 
@@ -57,15 +59,23 @@ bool stackMatches(const std::string& pattern, const Stack& stack) {
             pathMatches(where)) {
             return true;
         }
+        // Python frames by place too: "train.py:*", "*/models/*.py:*", "train.py:42".
+        if (frame.language == analyzer::FrameLanguage::Python &&
+            pathMatches(frame.file + ":" + std::to_string(frame.line))) {
+            return true;
+        }
     }
     return false;
 }
 
 Suppressions Suppressions::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw SuppressionError("cannot read suppressions file " + path);
+    constexpr uint64_t kMaxSize = 16u << 20; // thousands of lines are already unusual
+    std::string why;
+    std::optional<std::string> text = analyzer::readRegularFile(path, kMaxSize, why);
+    if (!text) {
+        throw SuppressionError("cannot read suppressions file " + path + ": " + why);
     }
+    std::istringstream in(std::move(*text));
     return parse(in, path);
 }
 

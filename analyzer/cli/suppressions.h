@@ -6,9 +6,11 @@
 //
 // PATTERN is an fnmatch(3) glob tried on every frame's function name (as demangled, and
 // without its parameter list, so `leak:init_cache` matches `init_cache(unsigned long)`)
-// and module path (full, and basename, so `leak:libfoo.so*` works); for a Python frame,
-// its source file instead of the module. The first matching
-// line in the file takes the match; uses are counted so stale lines can be removed.
+// and module path (full, and basename, so `leak:libfoo.so*` works). A Python frame has no
+// module: its source file takes its place, alone and as FILE:LINE (full path and basename),
+// so `leak:train.py:*` covers every line of train.py, `leak:train.py:42` one line, and
+// `leak:Model.step` a Python function by its name. The first matching line in the file
+// takes the match; uses are counted so stale lines can be removed.
 #pragma once
 
 #include "report.h"

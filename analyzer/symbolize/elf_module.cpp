@@ -1,6 +1,7 @@
 #include "elf_module.h"
 
 #include "build_id.h"
+#include "regular_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -28,6 +29,14 @@ struct Attempt {
     std::string detail;
 };
 
+bool isRegularFile(const std::string& path, std::string& why, bool* not_regular = nullptr) {
+    std::optional<OpenedFile> f = openRegularFile(path, why, not_regular);
+    if (f) {
+        ::close(f->fd);
+    }
+    return f.has_value();
+}
+
 std::string_view asView(const unsigned char* bits, int len) {
     if (len <= 0) {
         return {};
@@ -41,13 +50,15 @@ ElfModule::ElfModule(const format::ModuleInfo& info, const DwflSettings& setting
     Attempt first{Outcome::Missing, "no path recorded"};
     if (!info.path.empty()) {
         const std::string file = settings.sysroot + info.path;
-        // Opened here first only to tell a missing file from one libelf rejects: libdwfl
-        // folds both into one error code.
-        int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            first = {Outcome::Missing, file + ": " + std::strerror(errno)};
+        // Opened here first to tell a missing file from one libelf rejects (libdwfl folds
+        // both into one error code), and to refuse without blocking what is not a regular
+        // file: the path comes from the trace, and libdwfl's own open would wait forever
+        // on a FIFO.
+        std::string why;
+        bool not_regular = false;
+        if (!isRegularFile(file, why, &not_regular)) {
+            first = {not_regular ? Outcome::NotElf : Outcome::Missing, file + ": " + why};
         } else {
-            ::close(fd);
             first.outcome = Outcome::Opened;
             if (!tryFile(file, info, settings, false)) {
                 first = {mismatch_ ? Outcome::Mismatch : Outcome::NotElf, detail_};
@@ -62,7 +73,8 @@ ElfModule::ElfModule(const format::ModuleInfo& info, const DwflSettings& setting
     // (or a copy of the object) has the same program headers, so it maps to the same
     // addresses and carries the symbols of the build that actually ran.
     for (const std::string& candidate : buildIdCandidates(info.build_id, settings.debuginfo_path)) {
-        if (::access(candidate.c_str(), R_OK) == 0 && tryFile(candidate, info, settings, true)) {
+        std::string why;
+        if (isRegularFile(candidate, why) && tryFile(candidate, info, settings, true)) {
             mismatch_ = false;
             detail_.clear();
             classifyContents();

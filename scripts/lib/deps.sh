@@ -8,10 +8,14 @@ GMT_PACKAGES=(
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
     python3-pytest python3-jsonschema
 )
+# Only for the test suite (scripts/test.sh): the browser the HTML report is tested in.
+# Not for scripts/install.sh: Ubuntu's `chromium` is a snap that containers cannot run.
+GMT_TEST_PACKAGES=(chromium)
 
+# gmt_install_deps [EXTRA_PACKAGE...]
 gmt_install_deps() {
     local missing=()
-    for p in "${GMT_PACKAGES[@]}"; do
+    for p in "${GMT_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
             missing+=("$p")
     done
@@ -27,6 +31,33 @@ gmt_install_deps() {
     # libunwind-14-dev conflicts with Debian's libunwind-dev; apt removes the latter.
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >/dev/null
+}
+
+# The npm packages, at the exact versions their package-lock.json files pin: uPlot, which
+# the build compiles into the HTML report (analyzer/html); puppeteer-core, which drives
+# Debian's chromium in the browser tests (tests/browser; it never downloads a browser); and
+# DuckDB's node binding, speedscope and playwright-core, which the export tests read their
+# output with (tests/export).
+# node and npm come with the machine (CI: node 20); Debian's are installed when missing.
+# Fetched again only when the lock file is newer than what npm installed from it.
+#   gmt_install_npm FOLDER...
+gmt_install_npm() {
+    if ! command -v npm >/dev/null 2>&1; then
+        local sudo=""
+        [[ $(id -u) -ne 0 ]] && sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+            nodejs npm >/dev/null
+    fi
+    local folder
+    for folder in "$@"; do
+        # npm writes node_modules/.package-lock.json when it installs.
+        if [[ $folder/node_modules/.package-lock.json -nt $folder/package-lock.json ]]; then
+            continue
+        fi
+        echo "gpumemtrace: npm ci in $folder" >&2
+        (cd "$folder" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    done
 }
 
 # gmt_configure_and_build BUILD_DIR [CMAKE_ARGS...]

@@ -2,7 +2,6 @@
 // docs/report.schema.json.
 #include "report_fixture.h"
 #include "report_json.h"
-#include "support/json_schema.h"
 #include "support/run_command.h"
 #include "text_safety.h"
 
@@ -35,21 +34,17 @@ std::vector<nlohmann::json> lines(const std::string& out) {
     return v;
 }
 
-SchemaValidator& schema() {
-    static SchemaValidator v = [] {
-        std::ifstream f(GMT_REPORT_SCHEMA);
-        return SchemaValidator(nlohmann::json::parse(f));
-    }();
-    return v;
-}
-
 std::string cli(const std::string& args) {
     return std::string(GMT_CLI) + " " + args;
 }
 
-// Something of everything: every report section non-empty.
+// Something of everything: every report section non-empty, a CPython process with a leak
+// whose stack has Python frames.
 TraceBuilder richTrace() {
-    auto b = standardTrace(2);
+    auto header = TraceBuilder::defaultHeader();
+    header.python_version = 0x030b02f0;
+    header.python_status = format::PythonStatus::Captured;
+    auto b = standardTrace(2, header);
     b.module({0x400000, 0x400000, 0x500000, "/usr/bin/app", "\xab\xcd"});
     b.phase(5, "warmup");
     b.endFrame(); // so that a torn trace still has a valid first frame
@@ -63,6 +58,16 @@ TraceBuilder richTrace() {
     b.event(Ev::failed(15, 100ull << 30, 2, 1ull << 30, 80ull << 30));
     b.event(Ev::free(16, B));
     b.event(Ev::free(17, B));
+    format::PythonCodeInfo code;
+    code.id = 1;
+    code.first_line = 40;
+    code.filename = "/srv/train.py";
+    code.name = "Model.step";
+    code.line_table = std::string("\x80\x00", 2); // one code unit, on the first line
+    b.pythonCode(code);
+    // Model.step in place of the evaluation frame 0x402000.
+    b.stack(4, {0x401300, 0x402000}, {{1, 0, 1}});
+    b.event(Ev::alloc(18, B + 16 * MiB, 2048, Api::cudaMalloc, Kind::Device, 4));
     b.trailer(20);
     return b;
 }
@@ -88,6 +93,7 @@ TEST_CASE("dump: header first - then every record as a JSON line") {
     CHECK(module["record"] == "module");
     CHECK(module["build_id"] == "abcd");
     CHECK(v[7]["record"] == "phase");
+    CHECK(v[7]["kind"] == "mark");
     const auto& alloc = v[8];
     CHECK(alloc["record"] == "event");
     CHECK(alloc["event"] == "alloc");
@@ -106,8 +112,16 @@ TEST_CASE("dump: header first - then every record as a JSON line") {
     CHECK(v[12]["handle"] == "0xa1");
     CHECK(v[13]["result"] == 2);
     CHECK(v[13]["device_free"] == 1ull << 30);
+    CHECK(v[0]["python_version"] == "3.11.2");
+    CHECK(v[0]["python_status"] == "captured");
+    CHECK(v[16]["record"] == "python_code");
+    CHECK(v[16]["name"] == "Model.step");
+    CHECK(v[16]["line_table"] == "8000");
+    CHECK(v[17]["record"] == "stack");
+    CHECK(v[17]["python"] == nlohmann::json::parse(R"([{"code":1,"instruction":0,"position":1}])"));
     CHECK(v.back()["record"] == "trailer");
-    CHECK(v.back()["events"] == 8);
+    CHECK(v.back()["events"] == 9);
+    CHECK(v.back()["python_status"] == "captured");
 }
 
 TEST_CASE("dump of a torn trace prints the valid part - then the offset on stderr - exit 1") {
@@ -169,7 +183,7 @@ TEST_CASE("report: JSON with --format json - valid against the schema") {
     REQUIRE(r.status == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(r.out.rfind("{\n  \"schema_version\": 1", 0) == 0);
-    auto errors = schema().validate(j);
+    auto errors = reportSchema().validate(j);
     INFO(errors.size() << " schema errors, first: " << (errors.empty() ? "" : errors[0]));
     CHECK(errors.empty());
     for (const char* section : {"leaks", "fragmentation", "failures", "errors", "timeline"}) {
@@ -179,6 +193,22 @@ TEST_CASE("report: JSON with --format json - valid against the schema") {
     CHECK(j["peak"]["top_sites"].size() >= 1);
     CHECK(j["leaks"][0]["stack"][0]["module"] == "/usr/bin/app");
     CHECK(j["leaks"][0]["stack"][0]["offset"] == "0x1000");
+    CHECK(j["leaks"][0]["stack"][0]["language"] == "native");
+    CHECK(j["processes"][0]["python"] ==
+          nlohmann::json::parse(R"({"version": "3.11.2", "status": "captured"})"));
+    // The Python frame in place of the native frame its evaluation frame was.
+    bool found = false;
+    for (const auto& leak : j["leaks"]) {
+        if (leak["bytes"] == 2048) {
+            found = true;
+            REQUIRE(leak["stack"].size() == 2);
+            CHECK(leak["stack"][0]["offset"] == "0x1300");
+            CHECK(leak["stack"][1] == nlohmann::json::parse(R"({"address": "", "module": "",
+                "function": "Model.step", "file": "/srv/train.py", "line": 40, "inlined": false,
+                "language": "python"})"));
+        }
+    }
+    CHECK(found);
 }
 
 TEST_CASE("report: text by default off a terminal - JSON for -o FILE.json") {
@@ -224,22 +254,22 @@ TEST_CASE("report of a truncated trace: complete false - prefix analysed - schem
     CHECK(j["processes"][0]["events"] == 1);
     CHECK_THAT(j["processes"][0]["incomplete_reason"].get<std::string>(), Catch::Contains("torn"));
     CHECK(j["summary"]["leaked_bytes"] == 1000);
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
 }
 
 TEST_CASE("the schema validator rejects what the contract forbids") {
     auto b = richTrace();
     auto j = nlohmann::json::parse(analyzer::jsonText(analyzer::toJson(report(b))));
-    REQUIRE(schema().validate(j).empty());
+    REQUIRE(reportSchema().validate(j).empty());
     auto broken = j;
     broken["summary"].erase("peak_bytes");
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
     broken = j;
     broken["errors"][0]["type"] = "oops";
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
     broken = j;
     broken["leaks"][0]["stack"][0]["address"] = 123;
-    CHECK_FALSE(schema().validate(broken).empty());
+    CHECK_FALSE(reportSchema().validate(broken).empty());
 }
 
 namespace {
@@ -279,7 +309,7 @@ TEST_CASE("a saved report with a missing or mistyped field: diff and check exit 
               cli("check --max-leaked-bytes 1G --no-fail-on-errors --allow-incomplete " + good))
               .status == 0);
 
-    const auto fields = schema().requiredFields(report);
+    const auto fields = reportSchema().requiredFields(report);
     // Every section of the schema is reached.
     CHECK(fields.size() > 80);
     const std::string bad = dir.file("bad.json");
@@ -348,7 +378,7 @@ TEST_CASE("strings from a trace may be any bytes: JSON, XML and the terminal sta
     REQUIRE(json.status == 0);
     auto j = nlohmann::json::parse(json.out); // throws on invalid UTF-8
     CHECK(j["processes"][0]["command"] == "./app caf\uFFFD \u001b[31mred\u001b[0m \uFFFD\uFFFD");
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
 
     auto dump = runCommand(cli("dump " + path));
     REQUIRE(dump.status == 0);
@@ -485,7 +515,7 @@ TEST_CASE("check --phase and report --phase on a trace with phases") {
     CHECK(j["summary"]["leaked_bytes"] == 48 * MiB);
     REQUIRE(j["phases"].size() == 2);
     CHECK(j["phases"][0]["peak_bytes"] == 140 * MiB);
-    CHECK(schema().validate(j).empty());
+    CHECK(reportSchema().validate(j).empty());
     auto text = runCommand(cli("report --no-symbols " + path));
     CHECK_THAT(
         text.out,

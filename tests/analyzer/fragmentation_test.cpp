@@ -11,29 +11,9 @@ using format::Op;
 
 namespace {
 
-// Device 0, 2 MiB granules, base B = 0x7f0000000000:
-//   A [B+0,      B+1M)    stack 1
-//   B [B+1.5M,   B+1.75M) stack 2
-//   C [B+4M,     B+4.5M)  stack 3
-//   D [B+6M,     B+9M)    stack 1
-// and a VMM reservation R = 0x7f1000000000 (8 MiB) with 2 MiB handles mapped at R+0
-// and R+4M.
-constexpr uint64_t B = 0x7f0000000000;
-constexpr uint64_t R = 0x7f1000000000;
-
-TraceBuilder workedExample() {
-    auto b = standardTrace();
-    b.event(Ev::alloc(1, B, 1 * MiB, Api::cudaMalloc, Kind::Device, 1));
-    b.event(Ev::alloc(2, B + 1536 * KiB, 256 * KiB, Api::cudaMalloc, Kind::Device, 2));
-    b.event(Ev::alloc(3, B + 4 * MiB, 512 * KiB, Api::cudaMalloc, Kind::Device, 3));
-    b.event(Ev::alloc(4, B + 6 * MiB, 3 * MiB, Api::cudaMalloc, Kind::Device, 1));
-    b.event(Ev::op(5, Op::VmmReserve, Api::cuMemAddressReserve, R, 8 * MiB));
-    b.event(Ev::op(6, Op::VmmCreate, Api::cuMemCreate, 0, 2 * MiB, 0xa1));
-    b.event(Ev::op(7, Op::VmmCreate, Api::cuMemCreate, 0, 2 * MiB, 0xa2));
-    b.event(Ev::op(8, Op::VmmMap, Api::cuMemMap, R, 2 * MiB, 0xa1));
-    b.event(Ev::op(9, Op::VmmMap, Api::cuMemMap, R + 4 * MiB, 2 * MiB, 0xa2));
-    return b;
-}
+// Device 0, base B, reservation R: report_fixture.h's fragmentationExample().
+constexpr uint64_t B = kExampleBase;
+constexpr uint64_t R = kExampleReservation;
 
 const analyzer::FragmentationReport* entry(const analyzer::Report& r, analyzer::Moment moment) {
     for (const auto& f : r.fragmentation) {
@@ -47,7 +27,7 @@ const analyzer::FragmentationReport* entry(const analyzer::Report& r, analyzer::
 } // namespace
 
 TEST_CASE("fragmentation: the worked example of docs/analysis.md") {
-    auto b = workedExample();
+    auto b = fragmentationExample();
     b.trailer(10);
     auto r = report(b);
     const auto* end = entry(r, analyzer::Moment::End);
@@ -80,7 +60,7 @@ TEST_CASE("fragmentation: the worked example of docs/analysis.md") {
 }
 
 TEST_CASE("fragmentation at the peak is measured on the peak's live set") {
-    auto b = workedExample();
+    auto b = fragmentationExample();
     // Free everything but A: the end has one hole (A's granule tail), the peak had five.
     for (uint64_t a : {B + 1536 * KiB, B + 4 * MiB, B + 6 * MiB}) {
         b.event(Ev::free(20, a));

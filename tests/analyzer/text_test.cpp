@@ -87,6 +87,70 @@ TEST_CASE("stacks hide the recorder, the CUDA libraries and headers, and libc st
           analyzer::siteKey({python("forward", "/srv/other.py", 9), stack[3]}));
 }
 
+// A PyTorch-like stack, innermost first: the runtime's frames (the recorder hooked the
+// driver under it), the allocator that called it, the binding, the Python frames where the
+// evaluation frames ran them, the interpreter's start-up.
+Stack pythonStack() {
+    return {native("", "/usr/local/cuda/lib64/libcudart.so.13"),
+            native("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13"),
+            native("c10::cuda::Allocator::malloc(unsigned long)", "/torch/lib/libc10_cuda.so",
+                   "/src/c10/alloc.cpp", 120),
+            native("at::empty_cuda(...)", "/torch/lib/libtorch_cuda.so", "/src/empty.cpp", 40),
+            native("THPVariable_ones", "/torch/lib/libtorch_python.so"),
+            native("_PyObject_MakeTpCall", "/usr/bin/python3.12"),
+            python("Model.forward", "/srv/model.py", 41),
+            python("train_step", "/srv/train.py", 12),
+            native("_PyObject_Call", "/usr/bin/python3.12"),
+            python("main", "/srv/train.py", 30),
+            native("Py_RunMain", "/usr/bin/python3.12"),
+            native("main", "/usr/bin/python3.12"),
+            native("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6")};
+}
+
+TEST_CASE("Python frames are always shown, native frames left out between them counted") {
+    const Stack stack = pythonStack();
+    analyzer::StackStyle two;
+    two.max_frames = 2;
+    CHECK(lines(stack, two) ==
+          std::vector<std::string>{"c10::cuda::Allocator::malloc(unsigned long) at alloc.cpp:120",
+                                   "at::empty_cuda(...) at empty.cpp:40", "... 2 native frames",
+                                   "Model.forward at /srv/model.py:41",
+                                   "train_step at /srv/train.py:12", "... 1 native frame",
+                                   "main at /srv/train.py:30", "... 2 more frames"});
+    // Enough room: every frame but the hidden ones, no count lines.
+    CHECK(lines(stack).size() == 10);
+    CHECK(analyzer::siteLabel(stack) ==
+          "Model.forward at /srv/model.py:41 via c10::cuda::Allocator::malloc(unsigned long) at "
+          "alloc.cpp:120");
+}
+
+TEST_CASE("python-only stacks: the CUDA call, its caller, and the Python frames") {
+    analyzer::StackStyle only;
+    only.python_only = true;
+    const Stack stack = pythonStack();
+    CHECK(lines(stack, only) ==
+          std::vector<std::string>{"cudaMalloc",
+                                   "c10::cuda::Allocator::malloc(unsigned long) at alloc.cpp:120",
+                                   "... 3 native frames", "Model.forward at /srv/model.py:41",
+                                   "train_step at /srv/train.py:12", "... 1 native frame",
+                                   "main at /srv/train.py:30", "... 2 more frames"});
+    // The recorder hooked the function the program called: the stack starts at the caller.
+    const Stack called(stack.begin() + 2, stack.end());
+    CHECK(lines(called, only).front() ==
+          "c10::cuda::Allocator::malloc(unsigned long) at alloc.cpp:120");
+    CHECK(lines(called, only)[1] == "... 3 native frames");
+    // --frames does not limit the Python frames.
+    analyzer::StackStyle one = only;
+    one.max_frames = 1;
+    CHECK(lines(stack, one) == lines(stack, only));
+    // A stack without Python frames (an XLA thread): the call and its caller.
+    const Stack native_only{stack[0], stack[1], stack[2], stack[3], stack[12]};
+    CHECK(lines(native_only, only) ==
+          std::vector<std::string>{"cudaMalloc",
+                                   "c10::cuda::Allocator::malloc(unsigned long) at alloc.cpp:120",
+                                   "... 1 more frame"});
+}
+
 TEST_CASE("a Python frame in JSON: language python, no address, no module, no offset") {
     analyzer::Report r;
     r.kinds.push_back({format::Kind::Device, 0, 0, 0, 0});

@@ -5,7 +5,7 @@
 // need no more RAM than 1 M. tests/support/trace_builder.h builds the whole file in memory
 // (and a 1 MiB scratch vector per record), which is right for tests but not for 10^8 events.
 //
-//   gen_trace OUT EVENTS [LIVE_SET=64] [RANK]
+//   gen_trace OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK]
 //
 // The live set is filled first; after that the trace alternates free / alloc on the oldest
 // slot, so the number of live allocations never changes and the analyzer's memory should not.
@@ -26,7 +26,7 @@ constexpr size_t kFlushAt = kFrameCapacity - 8 * 1024;
 constexpr uint64_t kModuleBase = 0x555555554000ull;
 constexpr uint64_t kLibBase = 0x7ffff7a00000ull;
 constexpr uint64_t kDeviceBase = 0x7f0000000000ull;
-constexpr uint32_t kAllocStacks = 4; // ids 1..4: allocation sites; id 5: the free site
+constexpr uint32_t kAllocStacks = 4; // default: ids 1..4 allocation sites; id 5 the free site
 constexpr uint32_t kStackDepth = 64;
 
 class FrameWriter {
@@ -98,13 +98,18 @@ uint64_t blobPositions(size_t body_bytes) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s OUT EVENTS [LIVE_SET=64] [RANK]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK]\n",
+                     argv[0]);
         return 2;
     }
     const uint64_t events = std::strtoull(argv[2], nullptr, 10);
     const uint64_t live = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 64;
-    if (events == 0 || live == 0) {
-        std::fprintf(stderr, "gen_trace: EVENTS and LIVE_SET must be positive\n");
+    // Many distinct allocation stacks (each with frames of its own) stress what a report
+    // embeds per stack (the HTML report's caps).
+    const uint64_t alloc_stacks = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : kAllocStacks;
+    if (events == 0 || live == 0 || alloc_stacks == 0 || alloc_stacks > 10'000'000) {
+        std::fprintf(stderr, "gen_trace: EVENTS, LIVE_SET and ALLOC_STACKS (at most 10^7) "
+                             "must be positive\n");
         return 2;
     }
     std::FILE* out = std::fopen(argv[1], "wb");
@@ -139,8 +144,8 @@ int main(int argc, char** argv) {
     h.driver_version = 13000;
     h.stack_depth = kStackDepth;
     h.command = "./synthetic --events " + std::to_string(events);
-    if (argc > 4) { // one rank of a job, for the many-trace benchmark (bench-fleet.sh)
-        h.rank = static_cast<int32_t>(std::strtol(argv[4], nullptr, 10));
+    if (argc > 5) { // one rank of a job, for the many-trace benchmark (bench-fleet.sh)
+        h.rank = static_cast<int32_t>(std::strtol(argv[5], nullptr, 10));
         h.rank_source = "RANK";
     }
     h.executable = "/usr/bin/synthetic";
@@ -153,8 +158,9 @@ int main(int argc, char** argv) {
     fw.record(tf::RecordTag::Device, 0, [&](tf::ByteWriter& w) { tf::encodeDevice(w, d); });
     fw.flush(); // the recorder writes header and devices as a frame of their own
 
+    const uint64_t module_end = kModuleBase + 0x20000 + (alloc_stacks + 2) * 0x100;
     const tf::ModuleInfo modules[] = {
-        {kModuleBase, kModuleBase, kModuleBase + 0x20000, "/usr/bin/synthetic", "\x01\x02\x03\x04"},
+        {kModuleBase, kModuleBase, module_end, "/usr/bin/synthetic", "\x01\x02\x03\x04"},
         {kLibBase, kLibBase, kLibBase + 0x200000, "/usr/lib/libcudart.so.13", "\x05\x06\x07\x08"},
     };
     for (const auto& m : modules) {
@@ -165,7 +171,8 @@ int main(int argc, char** argv) {
                   [&](tf::ByteWriter& w) { tf::encodeModule(w, m); });
     }
     // Deep stacks like the recorder benchmark's: a few library frames, then program frames.
-    for (uint32_t id = 1; id <= kAllocStacks + 1; ++id) {
+    const auto free_stack = static_cast<uint32_t>(alloc_stacks + 1);
+    for (uint32_t id = 1; id <= free_stack; ++id) {
         uint64_t frames[kStackDepth];
         for (uint32_t i = 0; i < kStackDepth; ++i) {
             frames[i] =
@@ -194,7 +201,7 @@ int main(int argc, char** argv) {
         e.kind = tf::Kind::Device;
         e.address = kDeviceBase + slot * (16ull << 20);
         e.size = kSizes[n % 4];
-        e.stack_id = static_cast<uint32_t>(1 + n % kAllocStacks);
+        e.stack_id = static_cast<uint32_t>(1 + n % alloc_stacks);
         e.device = 0;
         e.tid = 4242;
         e.time_ns = t;
@@ -211,7 +218,7 @@ int main(int argc, char** argv) {
         f.api = tf::Api::cudaFree;
         f.kind = tf::Kind::Device;
         f.address = kDeviceBase + slot * (16ull << 20);
-        f.stack_id = kAllocStacks + 1;
+        f.stack_id = free_stack;
         f.device = 0;
         f.tid = 4242;
         t += 400 + n % 7;

@@ -22,28 +22,12 @@ import socket
 import subprocess
 import sys
 import termios
-import time
 import xml.etree.ElementTree as ET
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from e2e_case import Skip, expect, fail, run_case  # noqa: E402
+
 ARGS = None
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(message, result=None):
-    text = message
-    if result is not None:
-        text += "\n--- exit %d\n--- stdout\n%s\n--- stderr\n%s" % (
-            result.returncode, result.stdout, result.stderr)
-    raise AssertionError(text)
-
-
-def expect(condition, message, result=None):
-    if not condition:
-        fail(message, result)
 
 
 def env_with_cudasim():
@@ -133,13 +117,16 @@ def test_record_exit_status():
 
 def test_record_forwards_signals():
     for sig, code in [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]:
-        p = subprocess.Popen([ARGS.gpumemtrace, "record", "-q", "--", "sleep", "30"],
+        # The child says when it runs: record installs its forwarding before it forks, so
+        # from then on the signal is forwarded. (A fixed sleep raced a busy machine.)
+        p = subprocess.Popen([ARGS.gpumemtrace, "record", "-q", "--", "sh", "-c",
+                              "echo ready; exec sleep 30"],
                              cwd=ARGS.workdir, env=env_with_cudasim(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        expect(p.stdout.readline() == "ready\n", "the child started")
         p.send_signal(sig)
         try:
-            out, err = p.communicate(timeout=10)
+            out, err = p.communicate(timeout=120)  # a hang guard, not a measure
         except subprocess.TimeoutExpired:
             p.kill()
             fail("record did not forward %s" % sig.name)
@@ -805,23 +792,7 @@ def main():
     parser.add_argument("--cudasim", required=True)
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()
-    ARGS.workdir = os.path.join(ARGS.workdir, ARGS.case)
-    shutil.rmtree(ARGS.workdir, ignore_errors=True)
-    os.makedirs(ARGS.workdir)
-    test = globals().get("test_" + ARGS.case)
-    if test is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        test()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return run_case(globals(), ARGS)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,25 @@ TEST_CASE("suppressions match function names and module paths") {
     CHECK(stackMatches("/srv/app/*", {py}));
 }
 
+TEST_CASE("suppressions match Python frames by function and by file:line") {
+    Frame python;
+    python.language = analyzer::FrameLanguage::Python;
+    python.function = "Model.step";
+    python.file = "/src/train.py";
+    python.line = 42;
+    Stack stack{frame("cudaMalloc", "/lib/libcudart.so.13"), python};
+    CHECK(stackMatches("train.py:*", stack));
+    CHECK(stackMatches("train.py:42", stack));
+    CHECK(stackMatches("/src/*.py:*", stack));
+    CHECK(stackMatches("Model.step", stack));
+    CHECK(stackMatches("*.step", stack));
+    CHECK_FALSE(stackMatches("train.py:43", stack));
+    CHECK_FALSE(stackMatches("eval.py:*", stack));
+    // A native frame's source file is not matched this way: only its function and module.
+    CHECK_FALSE(stackMatches("app.cpp:*", {frame("f", "/opt/app", "app.cpp", 42)}));
+    CHECK_FALSE(stackMatches("app.cpp", {frame("f", "/opt/app", "app.cpp", 42)}));
+}
+
 TEST_CASE("check: leaks fail the gate unless within limits or suppressed") {
     Report r = report(
         {leak(3 << 20, 3, {frame("leak_buffers(int)")}), leak(100, 1, {frame("init_pool()")})},
@@ -341,4 +360,14 @@ TEST_CASE("source root: paths inside it become relative - build-relative paths a
 TEST_CASE("github annotations: escaped as workflow commands want") {
     CHECK(githubEscape("50% of a:b, c\nd\r", false) == "50%25 of a:b, c%0Ad%0D");
     CHECK(githubEscape("a:b,c%", true) == "a%3Ab%2Cc%25");
+}
+
+TEST_CASE("record refuses a preload path that LD_PRELOAD would split or search") {
+    CHECK_FALSE(preloadPathProblem("/opt/gpumemtrace/lib/libgpumemtrace.so"));
+    // ld.so splits at spaces and colons: "/opt/my" and "dir/lib/..." (searched from the
+    // program's working directory, where anyone could plant a library).
+    CHECK(preloadPathProblem("/opt/my dir/lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem("/opt/a:b/lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem("lib/libgpumemtrace.so"));
+    CHECK(preloadPathProblem(""));
 }

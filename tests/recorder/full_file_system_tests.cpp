@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sys/mount.h>
 
 using namespace gmt::test;
@@ -69,11 +71,30 @@ void checkAccountsForEveryCall(const std::string& trace) {
     ProcessResult report = runProcess({kCli, "report", "--format", "json", "--no-symbols", trace});
     INFO(report.err);
     REQUIRE(report.exit_code == 0);
-    json process = json::parse(report.out)["processes"][0];
+    json r = json::parse(report.out);
+    json process = r["processes"][0];
     CHECK(process["log_failed"] == true);
     CHECK(process["incomplete_reason"].get<std::string>().find("could not write") !=
           std::string::npos);
     CHECK(process["dropped_events"] == dropped);
+    // The lost calls are reported as missing, and nothing they could explain is stated as
+    // fact: no certain error, every leaked byte uncertain (its free may be among them).
+    CHECK(process["missing_events"]["dropped_events"] == dropped);
+    CHECK(r["summary"]["uncertain_errors"] == r["summary"]["errors"]);
+    CHECK(r["summary"]["uncertain_leaked_bytes"] == r["summary"]["leaked_bytes"]);
+    for (const json& e : r["errors"]) {
+        CHECK(e["uncertain"] == true);
+    }
+    // The verdict as JUnit: one line per failure, whatever width a terminal would have.
+    TempDir out; // not beside the trace: that file system may be full
+    const std::string junit = out.file("check.xml");
+    ProcessResult check = runProcess({kCli, "check", "--no-symbols", "--junit", junit, trace});
+    INFO(check.out);
+    CHECK(check.exit_code == 1);
+    std::ifstream in(junit);
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(xml.find("events missing (" + std::to_string(dropped) + " events dropped") !=
+          std::string::npos);
 }
 
 // Runs the pairs program traced into `dir` (extra arguments before it: a wrapper such as

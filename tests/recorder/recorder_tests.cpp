@@ -330,6 +330,13 @@ TEST_CASE("stack depth 0 records no stacks", "[recorder]") {
     CHECK(t.events[0]["stack"] == 0);
 }
 
+TEST_CASE("a program without CPython says so in its header and trailer", "[recorder]") {
+    DumpedTrace t = only(traced({kPrograms + "/lifecycle", "exit"}));
+    CHECK(t.header["python_status"] == "not_detected");
+    CHECK(t.header["python_version"] == "");
+    CHECK(t.trailer["python_status"] == "not_detected");
+}
+
 TEST_CASE("dlsym(RTLD_NEXT) still resolves relative to the real caller", "[recorder]") {
     Run run = traced({kPrograms + "/rtld_next"});
     INFO(run.result.err);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -66,6 +67,22 @@ class TraceBuilder {
         ring_.resize(size_t{ring_slots} * tf::kSlotSize);
     }
 
+    // A valid prologue (checksum included) for a ring of `ring_slots`; the log follows it.
+    static tf::Prologue prologue(uint32_t ring_slots, uint64_t dropped_events = 0,
+                                 uint32_t version = tf::kFormatVersion) {
+        tf::Prologue p{};
+        std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
+        p.format_version = version;
+        p.prologue_size = sizeof(tf::Prologue);
+        p.ring_offset = tf::kPrologueSize;
+        p.ring_slots = ring_slots;
+        p.slot_size = tf::kSlotSize;
+        p.log_offset = tf::kPrologueSize + uint64_t{ring_slots} * tf::kSlotSize;
+        p.dropped_events = dropped_events;
+        p.checksum = tf::prologueChecksum(p);
+        return p;
+    }
+
     static tf::HeaderInfo defaultHeader() {
         tf::HeaderInfo h;
         h.pid = 4242;
@@ -90,6 +107,7 @@ class TraceBuilder {
 
     // ----- log records (go into the current frame) -----
     TraceBuilder& header(const tf::HeaderInfo& h = defaultHeader()) {
+        python_status_ = h.python_status;
         return body(tf::RecordTag::Header, [&](tf::ByteWriter& w) { tf::encodeHeader(w, h); });
     }
     TraceBuilder& device(const tf::DeviceInfo& d = defaultDevice()) {
@@ -102,6 +120,18 @@ class TraceBuilder {
         return body(tf::RecordTag::Stack, [&](tf::ByteWriter& w) {
             tf::encodeStack(w, id, frames.data(), static_cast<uint32_t>(frames.size()));
         });
+    }
+    // A stack with Python frames (innermost first, placed by their positions).
+    TraceBuilder& stack(uint32_t id, const std::vector<uint64_t>& frames,
+                        const std::vector<tf::PythonFrame>& python) {
+        return body(tf::RecordTag::Stack, [&](tf::ByteWriter& w) {
+            tf::encodeStack(w, id, frames.data(), static_cast<uint32_t>(frames.size()),
+                            python.data(), static_cast<uint32_t>(python.size()));
+        });
+    }
+    TraceBuilder& pythonCode(const tf::PythonCodeInfo& c) {
+        return body(tf::RecordTag::PythonCode,
+                    [&](tf::ByteWriter& w) { tf::encodePythonCode(w, c); });
     }
     TraceBuilder& event(const tf::Event& e) {
         ++position_;
@@ -123,10 +153,12 @@ class TraceBuilder {
     TraceBuilder& trailer(const tf::TrailerInfo& t) {
         return body(tf::RecordTag::Trailer, [&](tf::ByteWriter& w) { tf::encodeTrailer(w, t); });
     }
-    // Trailer whose event count is what was added so far.
+    // Trailer whose event count is what was added so far; the Python status stays the
+    // header's, as the recorder's does unless the interpreter's memory looked wrong.
     TraceBuilder& trailer(uint64_t end_mono_ns = 0, uint64_t dropped = 0) {
         tf::TrailerInfo t;
         t.events = events_;
+        t.python_status = python_status_;
         t.dropped_events = dropped;
         t.end_mono_ns = end_mono_ns;
         return trailer(t);
@@ -209,16 +241,7 @@ class TraceBuilder {
     std::vector<uint8_t> bytes() {
         endFrame();
         std::vector<uint8_t> out(tf::kPrologueSize, 0);
-        tf::Prologue p{};
-        std::memcpy(p.magic, tf::kMagic, sizeof p.magic);
-        p.format_version = version_;
-        p.prologue_size = sizeof(tf::Prologue);
-        p.ring_offset = tf::kPrologueSize;
-        p.ring_slots = ring_slots_;
-        p.slot_size = tf::kSlotSize;
-        p.log_offset = tf::kPrologueSize + uint64_t{ring_slots_} * tf::kSlotSize;
-        p.dropped_events = dropped_;
-        p.checksum = tf::prologueChecksum(p);
+        const tf::Prologue p = prologue(ring_slots_, dropped_, version_);
         std::memcpy(out.data(), &p, sizeof p);
         out.insert(out.end(), ring_.begin(), ring_.end());
         out.insert(out.end(), log_.begin(), log_.end());
@@ -281,6 +304,7 @@ class TraceBuilder {
     std::vector<uint64_t> frame_offsets_;
     uint64_t position_ = 0;
     uint64_t events_ = 0;
+    tf::PythonStatus python_status_ = tf::PythonStatus::NotDetected;
     tf::EventCoder prev_{};
 };
 

@@ -1,8 +1,8 @@
-#include "symbolize/module_index.h"
+#include "module_index.h"
 
 #include <catch2/catch.hpp>
 
-using gmt::analyzer::symbolize::ModuleIndex;
+using gmt::analyzer::ModuleIndex;
 using gmt::format::ModuleInfo;
 
 namespace {

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
@@ -360,9 +359,31 @@ TEST_CASE("fork: the child walks its own copy correctly", "[unwind]") {
 namespace {
 
 Checker* g_async = nullptr;
+timer_t g_async_timer;
+constexpr long kSliceNs = 150'000;  // between the end of one interrupt and the next
+constexpr int kAsyncRounds = 20000; // rounds of 50 plans: the work, fixed
+volatile sig_atomic_t g_plans_done = 0;
+sig_atomic_t g_plans_seen = 0;
+long g_delay_ns = kSliceNs;
+
+// One-shot, re-armed by the handler when it is done: a periodic wall-clock timer
+// outpaced a handler slowed down by a busy machine, and the interrupted loop never ran
+// again. If no plan finished since the last interrupt (the thread was descheduled), the
+// delay doubles until one does, so the loop always advances however loaded the machine.
+void armAsyncTimer() {
+    if (g_plans_done == g_plans_seen) {
+        g_delay_ns = std::min(g_delay_ns * 2, 100'000'000L);
+    } else {
+        g_delay_ns = kSliceNs;
+    }
+    g_plans_seen = g_plans_done;
+    itimerspec once{{0, 0}, {g_delay_ns / 1'000'000'000L, g_delay_ns % 1'000'000'000L}};
+    timer_settime(g_async_timer, 0, &once, nullptr); // async-signal-safe
+}
 
 void onProf(int) {
     checkLeaf(g_async);
+    armAsyncTimer();
 }
 
 void noLeaf(void*) {}
@@ -380,27 +401,29 @@ TEST_CASE("asynchronous signals: interrupted at any instruction", "[unwind]") {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGPROF, &sa, nullptr);
-    // A high-resolution timer: interrupts land anywhere, prologues and epilogues included.
+    // Interrupts land anywhere, prologues and epilogues included (see armAsyncTimer).
     sigevent sev{};
     sev.sigev_notify = SIGEV_SIGNAL;
     sev.sigev_signo = SIGPROF;
-    timer_t timer;
-    REQUIRE(timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0);
-    itimerspec every{{0, 150'000}, {0, 150'000}};
-    timer_settime(timer, 0, &every, nullptr);
+    REQUIRE(timer_create(CLOCK_MONOTONIC, &sev, &g_async_timer) == 0);
+    g_plans_done = 0;
+    g_plans_seen = -1;
+    armAsyncTimer();
     // The interrupted code never unwinds itself: libunwind is not re-entrant.
     std::mt19937_64 rng(9);
-    auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+    for (int round = 0; round < kAsyncRounds; ++round) {
         std::vector<uint8_t> ops = randomOps(rng, false);
         for (int rep = 0; rep < 50; ++rep) {
             Plan plan{ops.data(), ops.size(), noLeaf, nullptr, rng(), 3};
             gmt_unwind_test::runPlan(&plan);
+            g_plans_done = g_plans_done + 1;
         }
     }
-    timer_delete(timer);
+    timer_delete(g_async_timer);
     signal(SIGPROF, SIG_DFL);
     INFO(c.captures.load() << " interrupts checked");
+    // Thousands land in this much work; a handful would mean the timer never ran.
+    CHECK(c.captures.load() >= 100);
     requireClean(c);
 }
 

@@ -17,6 +17,7 @@
 // frame, then every committed ring slot whose sequence number the frames do not cover.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,8 @@ inline constexpr uint32_t kFrameMagic = 0x52464d47; // "GMFR" little-endian
 inline constexpr uint32_t kMaxFramePayload = 16u << 20;
 inline constexpr uint32_t kMaxRecordSize = 1u << 20;
 inline constexpr uint32_t kMaxStackDepth = 256;
+// Python frames carried by one stack (innermost kept); see StackInfo::python.
+inline constexpr uint32_t kMaxPythonDepth = 128;
 inline constexpr uint32_t kMinRingSlots = 1024;
 inline constexpr uint32_t kMaxRingSlots = 1u << 24;
 
@@ -317,13 +320,47 @@ static_assert(sizeof(FrameHeader) == 24);
 // Records inside a frame: tag (1 byte), body length (varint), body. Readers skip tags
 // they do not know, so new record types can be added without a version bump.
 enum class RecordTag : uint8_t {
-    Header = 1,  // process facts: see HeaderInfo
-    Device = 2,  // one GPU: see DeviceInfo
-    Module = 3,  // a loaded ELF object: see ModuleInfo
-    Stack = 4,   // an interned call stack: id, depth, frames (ip-1, delta-coded)
-    Event = 5,   // a delta-coded Event
-    Trailer = 6, // clean end of trace: see TrailerInfo
-    Phase = 7,   // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
+    Header = 1,     // process facts: see HeaderInfo
+    Device = 2,     // one GPU: see DeviceInfo
+    Module = 3,     // a loaded ELF object: see ModuleInfo
+    Stack = 4,      // an interned call stack: id, depth, frames (ip-1, delta-coded)
+    Event = 5,      // a delta-coded Event
+    Trailer = 6,    // clean end of trace: see TrailerInfo
+    Phase = 7,      // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
+    PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
+};
+
+// What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
+enum class PythonStatus : uint8_t {
+    NotDetected = 0, // no CPython in the process (or an older tracer wrote the trace)
+    Captured = 1,    // CPython found and its frames are read into the stacks
+    Disabled = 2,    // GPUMEMTRACE_PYTHON=0
+    Unsupported = 3, // a CPython this tracer cannot read (version, debug or free-threaded build)
+    Failed = 4,      // the interpreter's memory did not look as its version says: stopped reading
+    Pending = 5,     // found, not yet checked: no thread with Python frames allocated so far
+};
+
+inline std::string_view pythonStatusName(PythonStatus s) {
+    switch (s) {
+    case PythonStatus::Captured:
+        return "captured";
+    case PythonStatus::Disabled:
+        return "disabled";
+    case PythonStatus::Unsupported:
+        return "unsupported";
+    case PythonStatus::Failed:
+        return "failed";
+    case PythonStatus::Pending:
+        return "pending";
+    default:
+        return "not_detected";
+    }
+}
+
+// How a PythonCodeInfo's line table is laid out: CPython changed it twice.
+enum class PythonLineTable : uint8_t {
+    Pairs310 = 1,    // 3.10 co_linetable: (byte delta u8, line delta s8) pairs over byte offsets
+    Locations311 = 2 // 3.11+ location table (Objects/locations.md in CPython) over code units
 };
 
 struct HeaderInfo {
@@ -347,6 +384,11 @@ struct HeaderInfo {
     int32_t world_size = -1; // ranks in the job; -1: not known
     std::string rank_source; // the variable the rank came from ("RANK", "SLURM_PROCID"...)
     // --- end of the rank block ------------------------------------------------------
+
+    // --- Python block: appended after the rank block; absent in older traces ----------
+    uint32_t python_version = 0; // PY_VERSION_HEX of the CPython seen, e.g. 0x030b02f0; 0: none
+    PythonStatus python_status = PythonStatus::NotDetected; // at the start of the trace
+    // --- end of the Python block ----------------------------------------------------
 };
 
 struct DeviceInfo {
@@ -364,11 +406,38 @@ struct ModuleInfo {
     std::string build_id; // raw bytes of NT_GNU_BUILD_ID, may be empty
 };
 
+// One Python frame of a stack: which code object, where in it, and where it goes among the
+// native frames. `position` is the index of the native evaluation frame
+// (_PyEval_EvalFrameDefault) that was running it: the Python frames of one position replace
+// that native frame when the stack is shown. position == depth: beyond the recorded native
+// frames (the native stack was cut short, or no evaluation frame was recognised).
+struct PythonFrame {
+    uint32_t code_id = 0;     // a PythonCode record's id
+    uint32_t instruction = 0; // offset of the executing instruction, in 16-bit code units
+    uint32_t position = 0;
+};
+
 struct StackInfo {
     uint32_t id = 0;
     uint32_t depth = 0;
     std::array<uint64_t, kMaxStackDepth> frames{}; // innermost first; return address - 1
+    uint32_t python_depth = 0;
+    std::array<PythonFrame, kMaxPythonDepth> python{}; // innermost first
 };
+
+// A code object, written once before the first stack that refers to it. Lines are not
+// recorded per event: the analyzer finds them from the instruction offset and this table.
+struct PythonCodeInfo {
+    uint32_t id = 0;
+    PythonLineTable table_format = PythonLineTable::Locations311;
+    int32_t first_line = 0;
+    std::string filename;   // co_filename
+    std::string name;       // co_qualname (3.11+), co_name (3.10)
+    std::string line_table; // co_linetable's bytes
+};
+inline constexpr uint32_t kMaxPythonFilename = 1024;
+inline constexpr uint32_t kMaxPythonName = 512;
+inline constexpr uint32_t kMaxPythonLineTable = 12 * 1024;
 
 struct TrailerInfo {
     uint64_t events = 0;
@@ -379,6 +448,7 @@ struct TrailerInfo {
     // Ring positions taken by calls that had not returned when the trace ended (another
     // thread inside cudaFree as the process exits): not in the trace, counted here.
     uint64_t in_flight = 0;
+    PythonStatus python_status = PythonStatus::NotDetected; // at the end (appended field)
 };
 
 // What a Phase record does. Older traces have marks only (the fields are absent).
@@ -387,6 +457,17 @@ enum class PhaseKind : uint8_t {
     Push = 1, // gpumemtrace_push_phase() or an NVTX range push: a nested phase begins
     Pop = 2,  // gpumemtrace_pop_phase() or an NVTX range pop: the innermost one ends (no name)
 };
+
+inline std::string_view phaseKindName(PhaseKind k) {
+    switch (k) {
+    case PhaseKind::Push:
+        return "push";
+    case PhaseKind::Pop:
+        return "pop";
+    default:
+        return "mark";
+    }
+}
 
 struct PhaseInfo {
     uint64_t time_ns = 0;
@@ -489,6 +570,9 @@ class ByteWriter {
         if (static_cast<size_t>(end_ - cur_) < n) {
             ok_ = false;
             return;
+        }
+        if (n == 0) {
+            return; // p may be null (an empty vector's data()); memcpy must not see it
         }
         std::memcpy(cur_, p, n);
         cur_ += n;
@@ -989,6 +1073,21 @@ inline void decodeHeaderRank(ByteReader& r, HeaderInfo& h) {
     h.rank_source = r.string(256);
 }
 
+inline void encodeHeaderPython(ByteWriter& w, const HeaderInfo& h) {
+    w.varint(h.python_version);
+    w.varint(static_cast<uint8_t>(h.python_status));
+}
+
+// After the rank block, and only when the writer appended it. A status this reader does
+// not know stays as written: pythonStatusName() calls it not_detected.
+inline void decodeHeaderPython(ByteReader& r, HeaderInfo& h) {
+    if (!r.ok() || r.atEnd()) {
+        return;
+    }
+    h.python_version = static_cast<uint32_t>(r.varint());
+    h.python_status = static_cast<PythonStatus>(r.varint());
+}
+
 inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.varint(h.pid);
     w.varint(h.ppid);
@@ -1002,6 +1101,7 @@ inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.string(h.host);
     w.string(h.tracer_version);
     encodeHeaderRank(w, h);
+    encodeHeaderPython(w, h);
 }
 
 inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
@@ -1017,6 +1117,7 @@ inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
     h.host = r.string();
     h.tracer_version = r.string();
     decodeHeaderRank(r, h);
+    decodeHeaderPython(r, h);
     return r.ok();
 }
 
@@ -1053,13 +1154,23 @@ inline bool decodeModule(ByteReader& r, ModuleInfo& m) {
 }
 
 // Frames are delta-coded against the previous frame (callers are neighbours in code).
-inline void encodeStack(ByteWriter& w, uint32_t id, const uint64_t* frames, uint32_t depth) {
+// Python frames, when there are any, follow as an appended section.
+inline void encodeStack(ByteWriter& w, uint32_t id, const uint64_t* frames, uint32_t depth,
+                        const PythonFrame* python = nullptr, uint32_t python_depth = 0) {
     w.varint(id);
     w.varint(depth);
     uint64_t prev = 0;
     for (uint32_t i = 0; i < depth; ++i) {
         w.svarint(static_cast<int64_t>(frames[i] - prev));
         prev = frames[i];
+    }
+    if (python_depth > 0) {
+        w.varint(python_depth);
+        for (uint32_t i = 0; i < python_depth; ++i) {
+            w.varint(python[i].code_id);
+            w.varint(python[i].instruction);
+            w.varint(python[i].position);
+        }
     }
 }
 
@@ -1075,6 +1186,39 @@ inline bool decodeStack(ByteReader& r, StackInfo& s) {
         prev += static_cast<uint64_t>(r.svarint());
         s.frames[i] = prev;
     }
+    s.python_depth = 0;
+    if (r.ok() && !r.atEnd()) {
+        uint64_t n = r.varint();
+        if (!r.ok() || n > kMaxPythonDepth) {
+            return false;
+        }
+        s.python_depth = static_cast<uint32_t>(n);
+        for (uint32_t i = 0; i < s.python_depth; ++i) {
+            s.python[i].code_id = static_cast<uint32_t>(r.varint());
+            s.python[i].instruction = static_cast<uint32_t>(r.varint());
+            uint64_t position = r.varint();
+            s.python[i].position = static_cast<uint32_t>(std::min<uint64_t>(position, s.depth));
+        }
+    }
+    return r.ok();
+}
+
+inline void encodePythonCode(ByteWriter& w, const PythonCodeInfo& c) {
+    w.varint(c.id);
+    w.varint(static_cast<uint8_t>(c.table_format));
+    w.svarint(c.first_line);
+    w.string(c.filename);
+    w.string(c.name);
+    w.string(c.line_table);
+}
+
+inline bool decodePythonCode(ByteReader& r, PythonCodeInfo& c) {
+    c.id = static_cast<uint32_t>(r.varint());
+    c.table_format = static_cast<PythonLineTable>(r.varint());
+    c.first_line = static_cast<int32_t>(r.svarint());
+    c.filename = r.string(kMaxPythonFilename);
+    c.name = r.string(kMaxPythonName);
+    c.line_table = r.string(kMaxPythonLineTable);
     return r.ok();
 }
 
@@ -1085,6 +1229,7 @@ inline void encodeTrailer(ByteWriter& w, const TrailerInfo& t) {
     w.varint(t.end_wall_ns);
     w.svarint(t.exit_signal);
     w.varint(t.in_flight);
+    w.varint(static_cast<uint8_t>(t.python_status));
 }
 
 inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
@@ -1094,6 +1239,7 @@ inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
     t.end_wall_ns = r.varint();
     t.exit_signal = r.atEnd() ? 0 : static_cast<int32_t>(r.svarint());
     t.in_flight = r.atEnd() ? 0 : r.varint();
+    t.python_status = r.atEnd() ? PythonStatus::NotDetected : static_cast<PythonStatus>(r.varint());
     return r.ok();
 }
 

@@ -5,17 +5,10 @@
 //      wrapped in a frame header with a correct checksum, so record decoding is reached;
 //   2: like 1, but the first half of the input fills the ring (ring recovery is reached).
 // Invariant: TraceError or a report, never a crash, a hang or an unbounded allocation.
-#include "analysis.h"
-#include "report.h"
-#include "report_json.h"
-#include "text_report.h"
-#include "trace_error.h"
-#include "trace_report.h"
+#include "analyze_file.h"
+#include "trace_spec.h"
 
-#include <cstdio>
-#include <string>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -24,17 +17,7 @@ using namespace gmt;
 
 std::vector<uint8_t> withPrologue(const uint8_t* data, size_t size, bool ring) {
     const uint32_t slots = format::kMinRingSlots;
-    std::vector<uint8_t> file(format::kPrologueSize + size_t{slots} * format::kSlotSize, 0);
-    format::Prologue p{};
-    std::memcpy(p.magic, format::kMagic, sizeof p.magic);
-    p.format_version = format::kFormatVersion;
-    p.prologue_size = sizeof p;
-    p.ring_offset = format::kPrologueSize;
-    p.ring_slots = slots;
-    p.slot_size = format::kSlotSize;
-    p.log_offset = format::kPrologueSize + uint64_t{slots} * format::kSlotSize;
-    p.checksum = format::prologueChecksum(p);
-    std::memcpy(file.data(), &p, sizeof p);
+    std::vector<uint8_t> file = fuzz::emptyTrace(slots);
     if (ring) {
         size_t half = std::min<size_t>(size / 2, size_t{slots} * format::kSlotSize);
         std::memcpy(file.data() + format::kPrologueSize, data, half);
@@ -66,22 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     const uint8_t mode = data[0] % 3;
-    std::vector<uint8_t> file = mode == 0 ? std::vector<uint8_t>(data + 1, data + size)
-                                          : withPrologue(data + 1, size - 1, mode == 2);
-    int fd = ::memfd_create("gmt-fuzz", 0);
-    if (fd < 0 || ::write(fd, file.data(), file.size()) != static_cast<ssize_t>(file.size())) {
-        std::abort();
-    }
-    std::string path = "/proc/self/fd/" + std::to_string(fd);
-    try {
-        analyzer::ReportOptions options;
-        options.symbols = false;
-        options.timeline_points = 16;
-        const analyzer::Report report = analyzer::reportOfTraces({path}, options);
-        (void)analyzer::renderText(report);
-        (void)analyzer::jsonText(analyzer::toJson(report));
-    } catch (const analyzer::TraceError&) {
-    }
-    ::close(fd);
+    gmt::fuzz::analyzeFile(mode == 0 ? std::vector<uint8_t>(data + 1, data + size)
+                                     : withPrologue(data + 1, size - 1, mode == 2));
     return 0;
 }

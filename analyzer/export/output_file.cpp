@@ -1,0 +1,133 @@
+#include "output_file.h"
+
+#include "text_safety.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gmt::analyzer {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& name, int error) {
+    throw ExportError(what + " " + printable(name) + ": " + std::strerror(error));
+}
+
+} // namespace
+
+OutputFile::OutputFile(const std::string& path) : name_(path) {
+    if (path == "-") {
+        fd_ = STDOUT_FILENO;
+        name_ = "standard output";
+        return;
+    }
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+        fail("cannot create", path, errno);
+    }
+    owned_ = true;
+}
+
+OutputFile OutputFile::scratch(const std::string& directory) {
+    OutputFile f;
+    f.name_ = "a scratch file in " + directory;
+    // O_TMPFILE: no name ever exists, so nothing is left behind by a crash. Not every file
+    // system has it; a named file removed at once is the same for everyone else.
+    f.fd_ = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (f.fd_ < 0) {
+        std::string name = directory + "/.gpumemtrace-export.XXXXXX";
+        f.fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+        if (f.fd_ < 0) {
+            fail("cannot create", f.name_, errno);
+        }
+        ::unlink(name.c_str());
+    }
+    f.owned_ = true;
+    return f;
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : fd_(other.fd_), owned_(other.owned_), name_(std::move(other.name_)),
+      buffer_(std::move(other.buffer_)), used_(other.used_), written_(other.written_) {
+    other.fd_ = -1;
+    other.owned_ = false;
+}
+
+OutputFile::~OutputFile() {
+    if (owned_ && fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+void OutputFile::writeAll(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fail("cannot write", name_, errno);
+        }
+        bytes.remove_prefix(static_cast<size_t>(n));
+        written_ += static_cast<uint64_t>(n);
+    }
+}
+
+void OutputFile::flushBuffer() {
+    if (used_ > 0) {
+        writeAll(std::string_view(buffer_.get(), used_));
+        used_ = 0;
+    }
+}
+
+void OutputFile::close() {
+    flushBuffer();
+    if (owned_ && fd_ >= 0) {
+        const int fd = fd_;
+        fd_ = -1;
+        if (::close(fd) != 0) {
+            fail("cannot write", name_, errno);
+        }
+    }
+}
+
+void OutputFile::append(OutputFile& scratch) {
+    scratch.flushBuffer();
+    flushBuffer();
+    std::string chunk(kBufferSize, '\0');
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(scratch.fd_, chunk.data(), chunk.size(), at);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fail("cannot read back", scratch.name_, errno);
+        }
+        if (n == 0) {
+            break;
+        }
+        writeAll(std::string_view(chunk.data(), static_cast<size_t>(n)));
+        at += n;
+    }
+    scratch.close();
+}
+
+void makeDirectory(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (!std::filesystem::is_directory(path)) {
+        throw ExportError("cannot create the directory " + printable(path) +
+                          (ec ? ": " + ec.message() : ": a file of that name exists"));
+    }
+}
+
+std::string directoryOf(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? "." : parent.string();
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,115 @@
+// Numbers and times as the text report writes them, and small DOM helpers every view uses.
+window.GMT = window.GMT || {};
+(function (GMT) {
+  "use strict";
+
+  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+
+  // 67108864 -> "64.00 MiB"; below 1 KiB whole bytes.
+  function bytes(n) {
+    if (n === null || n === undefined) return "unknown";
+    let v = Number(n);
+    let u = 0;
+    while (Math.abs(v) >= 1024 && u < UNITS.length - 1) {
+      v /= 1024;
+      u += 1;
+    }
+    return u === 0 ? v + " B" : v.toFixed(2) + " " + UNITS[u];
+  }
+
+  // A duration in ns -> "393 µs", "1.25 s".
+  function duration(ns) {
+    const v = Number(ns);
+    const a = Math.abs(v);
+    if (a < 1e3) return v.toFixed(0) + " ns";
+    if (a < 1e6) return trim(v / 1e3) + " µs";
+    if (a < 1e9) return trim(v / 1e6) + " ms";
+    if (a < 60e9) return trim(v / 1e9) + " s";
+    return trim(v / 60e9) + " min";
+  }
+  function trim(x) {
+    return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+  }
+
+  // A time relative to the report's origin: "+393 µs".
+  function at(ns, origin) {
+    return "+" + duration(Number(ns) - origin);
+  }
+
+  // Axis ticks: one unit for all, with as many decimals as their spacing needs, so that
+  // deep zooms do not show the same label twice.
+  function durationTicks(ticks) {
+    if (ticks.length < 2) return ticks.map((t) => "+" + duration(t));
+    const step = Math.abs(ticks[1] - ticks[0]) || 1;
+    const top = Math.max(...ticks.map(Math.abs));
+    const [unit, name] = top >= 60e9 ? [60e9, "min"] : top >= 1e9 ? [1e9, "s"] : top >= 1e6 ? [1e6, "ms"] : top >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+    const decimals = Math.min(9, Math.max(0, Math.ceil(Math.log10(unit / step))));
+    return ticks.map((t) => "+" + (t / unit).toFixed(decimals) + " " + name);
+  }
+
+  // A time to the nanosecond, for moments that may be very close: "+4.821392 ms".
+  function atExact(ns, origin) {
+    const d = Number(ns) - origin;
+    return d < 1e3 ? "+" + d + " ns" : d < 1e6 ? "+" + (d / 1e3).toFixed(3) + " µs" : d < 1e9 ? "+" + (d / 1e6).toFixed(6) + " ms" : "+" + (d / 1e9).toFixed(9) + " s";
+  }
+
+  function count(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  function percent(part, whole) {
+    return whole > 0 ? ((100 * part) / whole).toFixed(1) + " %" : "–";
+  }
+
+  // el("div", {class: "x", "data-a": 1}, child, "text", ...)
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  function svg(tag, attrs) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    return e;
+  }
+
+  // The one floating tooltip: show(lines, mouse event), hide().
+  const tooltip = {
+    show(lines, event) {
+      const t = document.getElementById("gmt-tooltip");
+      t.replaceChildren(...lines.map((l) => el("div", {}, l)));
+      t.hidden = false;
+      const x = Math.min(event.clientX + 14, window.innerWidth - t.offsetWidth - 8);
+      const y = Math.min(event.clientY + 14, window.innerHeight - t.offsetHeight - 8);
+      t.style.left = Math.max(0, x) + "px";
+      t.style.top = Math.max(0, y) + "px";
+    },
+    hide() {
+      document.getElementById("gmt-tooltip").hidden = true;
+    },
+  };
+
+  // Kinds in the order the report lists them, with their colours.
+  const KIND_COLORS = {
+    device: "#4e79a7",
+    pool: "#59a14f",
+    managed: "#b07aa1",
+    array: "#edc948",
+    vmm: "#f28e2b",
+    host_pinned: "#9c755f",
+  };
+
+  GMT.fmt = { bytes, duration, durationTicks, at, atExact, count, percent };
+  GMT.dom = { el, svg, tooltip };
+  GMT.KIND_COLORS = KIND_COLORS;
+})(window.GMT);

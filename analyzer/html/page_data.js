@@ -1,0 +1,58 @@
+// The page's data: the JSON report (docs/report.schema.json) that html_report.cpp embeds
+// with every distinct frame listed once in `frames` and stacks written as indices into
+// it. Loading puts the frames back, so views read stacks as the schema describes them.
+(function (GMT) {
+  "use strict";
+
+  const STACK_KEYS = new Set(["stack", "allocation_stack", "frames"]);
+
+  function rehydrate(value, frames) {
+    if (Array.isArray(value)) {
+      for (const item of value) rehydrate(item, frames);
+      return;
+    }
+    if (value === null || typeof value !== "object") return;
+    for (const [key, v] of Object.entries(value)) {
+      if (STACK_KEYS.has(key) && Array.isArray(v)) {
+        value[key] = v.map((i) => frames[i]);
+      } else {
+        rehydrate(v, frames);
+      }
+    }
+  }
+
+  function load() {
+    const page = JSON.parse(document.getElementById("gmt-data").textContent);
+    const report = page.report;
+    rehydrate(report, page.frames);
+    // Times are shown from the first process's start.
+    const starts = report.processes.map((p) => Number(p.start_mono_ns)).filter((t) => t > 0);
+    const origin = starts.length ? Math.min(...starts) : 0;
+    return { report, frames: page.frames, framesLeftOut: page.frames_left_out || 0, origin };
+  }
+
+  // The frames a person reads: without the recorder's, CUDA's and libc start-up's
+  // (html_report.cpp marks them as the text report hides them), unless that leaves none.
+  function shownFrames(stack) {
+    const shown = (stack || []).filter((f) => !f.hidden);
+    return shown.length ? shown : stack || [];
+  }
+
+  // The stack a detail field refers to (report.stacks), or null when not embedded.
+  function stackOf(report, ref) {
+    return ref === null || ref === undefined ? null : report.stacks[ref].frames;
+  }
+
+  // "cache_activations(...) at train.cpp:7": where a stack allocated.
+  function siteLabel(stack) {
+    const shown = shownFrames(stack);
+    return shown.length ? shown[0].label + shown[0].where : "(no stack recorded)";
+  }
+
+  // Items of the chosen process (pid null: every process).
+  function forPid(items, pid) {
+    return pid === null ? items : items.filter((x) => Number(x.pid) === pid);
+  }
+
+  GMT.data = { load, shownFrames, stackOf, siteLabel, forPid };
+})(window.GMT);

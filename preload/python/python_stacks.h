@@ -1,0 +1,49 @@
+// Python frames for the recorder's stacks: finds the interpreter once (at the start of the
+// trace), then for each event reads the calling thread's own frames and places them among
+// the native frames, each run of Python frames where the native evaluation call that ran
+// it (_PyEval_EvalFrameDefault) is. They travel through the stack table as extra words
+// after the native frames, marked by the top bit (no user-space return address has it).
+#pragma once
+
+#include "code_table.h"
+#include "interpreter.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace gmt::preload::python {
+
+class PythonStacks {
+  public:
+    // Looks for the interpreter; `enabled` is GPUMEMTRACE_PYTHON.
+    void start(bool enabled);
+
+    format::PythonStatus status() const { return status_.load(std::memory_order_acquire); }
+    uint32_t version() const { return interp_.version; }
+    // Whether events may carry Python frames (so a stack is worth capturing even with
+    // no native frames).
+    bool active() const;
+
+    // Appends the calling thread's Python frames after the `depth` native frames of
+    // `words` (capacity at least depth + kMaxPythonDepth); returns the new length.
+    uint32_t append(uint64_t* words, uint32_t depth, CodeTable::EmitFn emit, void* ctx);
+
+    static bool isPythonWord(uint64_t word) { return word >> 63; }
+    static format::PythonFrame unpack(uint64_t word);
+
+    std::mutex& mutex() { return codes_.mutex(); }
+    void resetCodes() { codes_.reset(); }
+
+  private:
+    bool check(uintptr_t tstate);
+    void giveUp(format::PythonStatus from, const char* why);
+
+    Interpreter interp_;
+    std::atomic<format::PythonStatus> status_{format::PythonStatus::NotDetected};
+    std::atomic<uintptr_t> main_interpreter_{0}; // set before status_ becomes Captured
+    CodeTable codes_;
+};
+
+} // namespace gmt::preload::python

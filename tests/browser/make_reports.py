@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The reports the browser tests load: programs recorded on the simulated CUDA, then their
+HTML reports (and, to compare with, their JSON reports and event dumps).
+
+    make_reports.py --gpumemtrace BIN --cudasim DIR --samples DIR --readme README.md
+                    --cuda-root DIR --out DIR
+
+Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
+traces), and manifest.json listing them. The README tour's program is built from the
+README with its own build line (tests/cli/readme_tour.py) and recorded with
+`record --html`, so that option is what produces its page. Exit 0, 1 on failure, 77
+when the simulated CUDA is not built.
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import readme_tour  # noqa: E402  (the tour's program and build line, read as that test reads them)
+
+SKIP = 77
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def run(args, cwd, env, check=True):
+    r = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if check and r.returncode != 0:
+        fail("`%s` exited %d:\n%s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+    return r
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root", "--out"):
+        p.add_argument(name, required=True)
+    a = p.parse_args()
+    gmt = os.path.abspath(a.gpumemtrace)
+    if not os.path.exists(os.path.join(a.cudasim, "libcudart.so.13")):
+        print("SKIP: simulated CUDA not built in " + a.cudasim)
+        return SKIP
+    out = os.path.abspath(a.out)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.path.abspath(a.cudasim)
+    for name in ("LD_PRELOAD", "GPUMEMTRACE_OUTPUT", "NO_COLOR", "COLUMNS"):
+        env.pop(name, None)
+
+    manifest = {}
+
+    def reports(name, traces):
+        run([gmt, "report", "--format", "json", "-o", name + ".json"] + traces, out, env)
+        with open(os.path.join(out, name + ".dump"), "w") as f:
+            for t in traces:
+                f.write(run([gmt, "dump", t], out, env).stdout)
+        manifest[name] = {"html": os.path.join(out, name + ".html"),
+                          "json": os.path.join(out, name + ".json"),
+                          "dump": os.path.join(out, name + ".dump"),
+                          "traces": [os.path.join(out, t) for t in traces]}
+
+    # The README tour: its train.cpp, its build line, recorded with --html.
+    with open(a.readme, encoding="utf-8") as f:
+        section = readme_tour.tour_section(f.read())
+    with open(os.path.join(out, "train.cpp"), "w") as f:
+        f.write(readme_tour.program(section))
+    build = readme_tour.build_line(section).replace("/usr/local/cuda", a.cuda_root)
+    r = subprocess.run(build, shell=True, cwd=out, env=env, capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        fail("the README's build line failed: %s\n%s" % (build, r.stderr))
+    run([gmt, "record", "--html", "-o", "tour.%p.gmtrace", "--", "./train"], out, env)
+    traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, "tour.*.gmtrace")))
+    if len(traces) != 1:
+        fail("expected one trace of the tour, found %s" % traces)
+    page = traces[0][: -len(".gmtrace")] + ".html"
+    if not os.path.exists(os.path.join(out, page)):
+        fail("record --html wrote no " + page)
+    shutil.copy(os.path.join(out, page), os.path.join(out, "tour.html"))
+    reports("tour", traces)
+
+    # Samples: an out-of-memory, holes, pools, VMM.
+    for sample in ("oom", "fragmentation", "stream_pool", "vmm"):
+        run([gmt, "record", "-q", "-o", sample + ".%p.gmtrace", "--",
+             os.path.join(os.path.abspath(a.samples), sample)], out, env)
+        traces = sorted(os.path.basename(t)
+                        for t in glob.glob(os.path.join(out, sample + ".*.gmtrace")))
+        run([gmt, "report", "--format", "html", "-o", sample + ".html"] + traces, out, env)
+        reports(sample, traces)
+
+    # Several processes in one report: the tour and the out-of-memory run.
+    multi = manifest["tour"]["traces"] + manifest["oom"]["traces"]
+    multi = [os.path.basename(t) for t in multi]
+    run([gmt, "report", "-o", "multi.html"] + multi, out, env)  # the format from the name
+    reports("multi", multi)
+
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    print("PASS: %d reports in %s" % (len(manifest), out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
