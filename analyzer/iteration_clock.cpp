@@ -44,11 +44,19 @@ std::map<std::string, NameFacts> namesOf(const std::vector<PhaseStats>& phases) 
     return names;
 }
 
+// A stack that can mark iterations: allocated often enough, and what it allocates is
+// mostly freed again before its next allocation (its live bytes rose above every earlier
+// level in at most half of its allocations). A stack whose every allocation is kept (a
+// list filled in a loop) is no clock: timed by itself, it would always grow.
+bool repeats(const SiteHistory& h) {
+    return h.allocations >= kMinIterationBoundaries && h.new_maxima * 2 <= h.allocations;
+}
+
 IterationClock byPattern(const std::vector<std::pair<uint32_t, SiteHistory>>& sites) {
     IterationClock clock;
     std::map<uint64_t, uint64_t> stacks_by_count;
     for (const auto& [stack, h] : sites) {
-        if (h.allocations >= kMinIterationBoundaries) {
+        if (repeats(h)) {
             ++stacks_by_count[h.allocations];
         }
     }
@@ -61,12 +69,14 @@ IterationClock byPattern(const std::vector<std::pair<uint32_t, SiteHistory>>& si
     }
     if (most == 0) {
         clock.why_none = "no phase marked and no allocation stack repeated " +
-                         std::to_string(kMinIterationBoundaries) + " times";
+                         std::to_string(kMinIterationBoundaries) +
+                         " times with its memory freed in between";
         return clock;
     }
     uint64_t first = UINT64_MAX;
     for (const auto& [stack, h] : sites) {
-        if (h.allocations == count && std::tie(h.first_ns, stack) < std::tie(first, clock.stack)) {
+        if (repeats(h) && h.allocations == count &&
+            std::tie(h.first_ns, stack) < std::tie(first, clock.stack)) {
             first = h.first_ns;
             clock.stack = stack;
         }

@@ -8,9 +8,10 @@
 //   3. otherwise, when no phase name repeats that often, the periodic allocation pattern:
 //      programs repeat the same allocations in every iteration, so the allocation counts
 //      of the stacks that repeat cluster on the number of iterations. The count shared by
-//      the most stacks (allocated at least kMinIterationBoundaries times; ties: the
-//      smaller count) is taken as the number of iterations, and each allocation at the
-//      stack of that count allocated first is a boundary.
+//      the most stacks (allocated at least kMinIterationBoundaries times, and whose
+//      memory is mostly freed before their next allocation; ties: the smaller count) is
+//      taken as the number of iterations, and each allocation at the stack of that count
+//      allocated first is a boundary.
 #pragma once
 
 #include "live_accounting.h"

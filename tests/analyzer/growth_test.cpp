@@ -112,6 +112,45 @@ TEST_CASE("growth: one 1 MiB buffer kept per step - from the allocation pattern 
     CHECK(r.growth.front().phase.empty());
 }
 
+TEST_CASE("growth: a stack whose allocations are all kept is no iteration clock") {
+    // Each step keeps its 1 MiB buffer before it allocates its working buffer: both stacks
+    // are allocated 50 times and the kept one first, but it never frees, so the working
+    // buffer's stack begins the steps.
+    auto b = standardTrace();
+    uint64_t t = 100;
+    for (int i = 0; i < 50; ++i, t += 100) {
+        const uint64_t kept = B + 0x800000000 + static_cast<uint64_t>(i) * 0x200000;
+        const uint64_t work = B + 0x100000000 + static_cast<uint64_t>(i) * 0x1000000;
+        b.event(Ev::alloc(t + 1, kept, 1 * MiB, Api::cudaMalloc, Kind::Device, kKept));
+        b.event(Ev::alloc(t + 2, work, 4 * MiB, Api::cudaMalloc, Kind::Device, kTemporary));
+        b.event(Ev::free(t + 3, work));
+    }
+    b.trailer(t);
+    auto r = report(b);
+    CHECK(iterations(r).source == "pattern");
+    CHECK(iterations(r).stack_id == kTemporary);
+    REQUIRE(r.growth.size() == 1);
+    CHECK(r.growth.front().stack_id == kKept);
+    CHECK(r.growth.front().bytes_per_iteration == 1 * MiB);
+
+    // A list filled in a loop and freed after it (a test that allocates four buffers and
+    // releases them): no stack repeats with its memory freed in between, so there are no
+    // iterations and nothing grows.
+    auto list = standardTrace();
+    for (uint64_t i = 0; i < 4; ++i) {
+        list.event(Ev::alloc(100 + i, B + i * 0x10000000, 256 * MiB, Api::cudaMalloc, Kind::Device,
+                             kKept));
+    }
+    for (uint64_t i = 0; i < 4; ++i) {
+        list.event(Ev::free(200 + i, B + i * 0x10000000));
+    }
+    list.trailer(300);
+    auto none = report(list);
+    CHECK(iterations(none).source == "none");
+    CHECK(iterations(none).note.find("freed in between") != std::string::npos);
+    CHECK(none.growth.empty());
+}
+
 TEST_CASE("growth: a constant working set does not grow") {
     for (Marks marks : {Marks::None, Marks::Phase, Marks::Nvtx}) {
         auto b = loop(marks, false);
