@@ -170,17 +170,30 @@
       }
       for (const p of GMT.data.forPid(r.processes, pid)) {
         for (const m of p.phases) {
-          marks.push({ cls: "phase", t: m.time_ns, text: "phase " + m.name + " (pid " + p.pid + ") at " + fmt.at(m.time_ns, o), label: m.name });
+          // Nested phases (pushes, NVTX ranges) name their path; a pop marks where the phase
+          // it ended stops, unlabelled, and its label row is the one that phase had.
+          const path = m.path && m.path.length ? m.path.join(" > ") : m.name;
+          const depth = m.path && m.path.length ? m.path.length - 1 : 0;
+          const where = " (pid " + p.pid + (m.kind && m.kind !== "mark" ? ", thread " + m.tid : "") + ") at " + fmt.at(m.time_ns, o);
+          if (m.kind === "pop") {
+            if (!path) continue; // a pop that ended nothing
+            marks.push({ cls: "phase phase-end", t: m.time_ns, text: "end of phase " + path + where, depth });
+          } else {
+            marks.push({ cls: "phase", t: m.time_ns, text: "phase " + path + where, label: m.name, depth });
+          }
         }
       }
       return marks.map((m) => {
         const handle = el("span", { class: "gmt-handle" });
+        const label = m.label ? el("span", { class: "gmt-label", text: m.label }) : null;
+        if (label && m.depth) label.style.top = 10 + 13 * m.depth + "px"; // nested: a row lower
         const div = el("div", {
           class: "gmt-marker " + m.cls,
           "data-time-ns": m.t,
           "data-bytes": m.bytes,
+          "data-depth": m.depth,
           title: m.text,
-        }, handle, m.label ? el("span", { class: "gmt-label", text: m.label }) : null);
+        }, handle, label);
         handle.addEventListener("mousemove", (e) => GMT.dom.tooltip.show([m.text], e));
         handle.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
         this.plot.over.append(div);

@@ -3,7 +3,7 @@
 HTML reports (and, to compare with, their JSON reports and event dumps).
 
     make_reports.py --gpumemtrace BIN --cudasim DIR --samples DIR --readme README.md
-                    --cuda-root DIR --out DIR
+                    --cuda-root DIR --training-loop BIN --out DIR
 
 Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
 traces), and manifest.json listing them. The README tour's program is built from the
@@ -40,7 +40,8 @@ def run(args, cwd, env, check=True):
 
 def main():
     p = argparse.ArgumentParser()
-    for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root", "--out"):
+    for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root",
+                 "--training-loop", "--out"):
         p.add_argument(name, required=True)
     a = p.parse_args()
     gmt = os.path.abspath(a.gpumemtrace)
@@ -52,7 +53,7 @@ def main():
     os.makedirs(out)
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.abspath(a.cudasim)
-    for name in ("LD_PRELOAD", "GPUMEMTRACE_OUTPUT", "NO_COLOR", "COLUMNS"):
+    for name in ("LD_PRELOAD", "GPUMEMTRACE_OUTPUT", "NO_COLOR", "COLUMNS", "NVTX_INJECTION64_PATH"):
         env.pop(name, None)
 
     manifest = {}
@@ -95,6 +96,14 @@ def main():
                         for t in glob.glob(os.path.join(out, sample + ".*.gmtrace")))
         run([gmt, "report", "--format", "html", "-o", sample + ".html"] + traces, out, env)
         reports(sample, traces)
+
+    # Nested phases: tests/cli/programs/training_loop.cpp's NVTX ranges ("step", with
+    # "forward" and "backward" inside it), which `record` makes phases.
+    run([gmt, "record", "-q", "-o", "phases.%p.gmtrace", "--",
+         os.path.abspath(a.training_loop), "nvtx", "keep", "4"], out, env)
+    traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, "phases.*.gmtrace")))
+    run([gmt, "report", "--format", "html", "-o", "phases.html"] + traces, out, env)
+    reports("phases", traces)
 
     # Several processes in one report: the tour and the out-of-memory run.
     multi = manifest["tour"]["traces"] + manifest["oom"]["traces"]
