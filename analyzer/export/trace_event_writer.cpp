@@ -13,7 +13,8 @@ namespace gmt::analyzer {
 namespace {
 
 // Thread ids the trace never uses (a kernel's pid_max is at most 2^22): lanes after a
-// thread's first one, and the phases track.
+// thread's first one (counting up), the phases track and each thread's track of pushed
+// phases (counting down from it).
 constexpr uint32_t kLaneTidBase = 1u << 30;
 constexpr uint32_t kPhaseTid = (1u << 30) - 1;
 constexpr uint64_t kFirstSyntheticPid = 1u << 30;
@@ -37,7 +38,23 @@ struct TraceEventWriter::Thread {
     std::vector<std::pair<uint64_t, uint32_t>> ending; // (ended at, lane): free after then
 };
 
+struct TraceEventWriter::OpenPhase {
+    std::string name;
+    uint64_t start = 0;
+};
+
 struct TraceEventWriter::Process {
+    // A level of a thread's pushed phases (as in phase_tracker.h): the pushed phase and
+    // the one marked inside it.
+    struct PhaseLevel {
+        std::optional<OpenPhase> pushed;
+        std::optional<OpenPhase> marked;
+    };
+    struct PhaseThread {
+        uint32_t track = 0;
+        std::vector<PhaseLevel> levels;
+    };
+
     uint64_t pid = 0;
     std::unordered_map<uint32_t, Thread> threads;
     struct Held {
@@ -48,8 +65,10 @@ struct TraceEventWriter::Process {
     std::map<std::pair<int, int>, uint64_t> live; // (device, kind) -> bytes
     std::map<std::pair<int, int>, std::string> counter_prefix;
     uint32_t next_lane_tid = kLaneTidBase;
-    std::optional<std::pair<std::string, uint64_t>> phase; // the current one and its start
+    std::optional<OpenPhase> marked; // marked outside any pushed phase
     bool phases_named = false;
+    std::map<uint32_t, PhaseThread> phase_threads; // by thread id
+    uint32_t next_phase_track = kPhaseTid - 1;
     uint32_t last_tid = 0;
     uint32_t recent_tid = 0;
     Thread* recent_thread = nullptr; // threads' nodes never move
@@ -246,16 +265,9 @@ const std::string& TraceEventWriter::stackText(uint32_t process, uint32_t stack)
 
 void TraceEventWriter::record(uint32_t index, const Record& r) {
     switch (r.tag) {
-    case format::RecordTag::Phase: {
-        Process& p = process(index);
-        if (!p.phases_named) {
-            p.phases_named = true;
-            metadata(p.pid, kPhaseTid, "thread", "phases", -1);
-        }
-        closePhase(p, r.phase.time_ns);
-        p.phase = std::make_pair(r.phase.name, r.phase.time_ns);
+    case format::RecordTag::Phase:
+        phase(process(index), r.phase);
         return;
-    }
     case format::RecordTag::Event:
         break;
     default:
@@ -387,29 +399,80 @@ void TraceEventWriter::freeError(uint32_t index, const FreeError& error) {
     event(line_);
 }
 
-void TraceEventWriter::closePhase(Process& p, uint64_t time_ns) {
-    if (!p.phase) {
+void TraceEventWriter::phase(Process& p, const format::PhaseInfo& ph) {
+    auto found = p.phase_threads.find(ph.tid);
+    Process::PhaseThread* thread = found == p.phase_threads.end() ? nullptr : &found->second;
+    const bool pushed = thread && !thread->levels.empty();
+    switch (ph.kind) {
+    case format::PhaseKind::Mark:
+        if (pushed) {
+            Process::PhaseLevel& level = thread->levels.back();
+            closePhase(p, level.marked, thread->track, ph.time_ns);
+            level.marked = OpenPhase{ph.name, ph.time_ns};
+        } else {
+            if (!p.phases_named) {
+                p.phases_named = true;
+                metadata(p.pid, kPhaseTid, "thread", "phases", -1);
+            }
+            closePhase(p, p.marked, kPhaseTid, ph.time_ns);
+            p.marked = OpenPhase{ph.name, ph.time_ns};
+        }
+        return;
+    case format::PhaseKind::Push:
+        if (!thread) {
+            thread = &p.phase_threads[ph.tid];
+            thread->track = p.next_phase_track--;
+            metadata(p.pid, thread->track, "thread", "phases of thread " + std::to_string(ph.tid),
+                     -1);
+        }
+        thread->levels.push_back({OpenPhase{ph.name, ph.time_ns}, std::nullopt});
+        return;
+    case format::PhaseKind::Pop:
+        if (pushed) { // a pop with nothing pushed ends nothing
+            Process::PhaseLevel& level = thread->levels.back();
+            closePhase(p, level.marked, thread->track, ph.time_ns);
+            closePhase(p, level.pushed, thread->track, ph.time_ns);
+            thread->levels.pop_back();
+        }
         return;
     }
-    const auto& [name, start] = *p.phase;
+}
+
+void TraceEventWriter::closePhase(Process& p, std::optional<OpenPhase>& open, uint64_t track,
+                                  uint64_t time_ns) {
+    if (!open) {
+        return;
+    }
     line_ += "{\"ph\":\"X\",\"cat\":\"phase\",\"name\":";
-    appendJsonString(line_, name);
+    appendJsonString(line_, open->name);
     line_ += ",\"pid\":";
     appendInt(line_, p.pid);
     line_ += ",\"tid\":";
-    appendInt(line_, kPhaseTid);
-    ts(line_, start);
+    appendInt(line_, track);
+    ts(line_, open->start);
     line_ += ",\"dur\":";
-    appendMicroseconds(line_, time_ns > start ? time_ns - start : 0);
+    appendMicroseconds(line_, time_ns > open->start ? time_ns - open->start : 0);
     line_ += "}";
     event(line_);
-    p.phase.reset();
+    open.reset();
+}
+
+// The process ended: its open phases end with it, innermost first.
+void TraceEventWriter::closePhases(Process& p, uint64_t time_ns) {
+    for (auto& [tid, thread] : p.phase_threads) {
+        while (!thread.levels.empty()) {
+            closePhase(p, thread.levels.back().marked, thread.track, time_ns);
+            closePhase(p, thread.levels.back().pushed, thread.track, time_ns);
+            thread.levels.pop_back();
+        }
+    }
+    closePhase(p, p.marked, kPhaseTid, time_ns);
 }
 
 void TraceEventWriter::finish(const Report*) {
     for (uint32_t i = 0; i < processes_.size(); ++i) {
         if (processes_[i]) {
-            closePhase(*processes_[i], analysis_.processes()[i]->endTime());
+            closePhases(*processes_[i], analysis_.processes()[i]->endTime());
         }
     }
     out_.write("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpumemtrace\"}}\n");

@@ -11,7 +11,9 @@
 //   once its allocation has ended. Lanes grow with the live allocations, not the trace;
 // - instant events for failed allocations and bad frees (process-scoped: they are not
 //   nested in any slice);
-// - phases as slices on a "phases" track.
+// - phases as slices: marks made outside any pushed phase on a "phases" track, and each
+//   thread's pushed phases (gpumemtrace_push_phase, NVTX ranges), with what was marked
+//   inside them, nested on a "phases of thread TID" track of its own.
 //
 // Timestamps are microseconds (three decimals: nanosecond precision) from the trace's
 // start, the earliest process start. Slices are written when they end, so events are not
@@ -57,7 +59,10 @@ class TraceEventWriter final : public ExportWriter {
     const std::string& sliceName(format::Api api, uint64_t bytes); // as JSON, cached
     void charge(const LifetimeInfo& l, uint64_t time_ns, bool add);
     const std::string& stackText(uint32_t process, uint32_t stack);
-    void closePhase(Process& p, uint64_t time_ns);
+    struct OpenPhase;
+    void phase(Process& p, const format::PhaseInfo& phase);
+    void closePhase(Process& p, std::optional<OpenPhase>& open, uint64_t track, uint64_t time_ns);
+    void closePhases(Process& p, uint64_t time_ns);
     void metadata(uint64_t pid, std::optional<uint64_t> tid, const char* what,
                   const std::string& name, std::optional<int64_t> sort_index = {});
 

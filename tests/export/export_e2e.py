@@ -297,10 +297,16 @@ def check_trace_events(doc):
     for (pid, tid), ss in slices.items():
         expect((pid, tid) in named_threads, "track %d/%d has a thread_name" % (pid, tid))
         ss = sorted(ss, key=lambda s: (s["ts"], -s["dur"]))
-        for a, b in zip(ss, ss[1:]):
-            # No slice nests in another here: each must end before the next begins.
-            expect(round((a["ts"] + a["dur"]) * 1000) <= round(b["ts"] * 1000),
-                   "slices on %d/%d overlap: %r %r" % (pid, tid, a, b))
+        # Slices on one track nest or follow each other, never overlap in part: each begins
+        # after the ones still open have ended, or ends within the innermost of them.
+        open_ends = []  # ends of the enclosing slices, innermost last (in ns)
+        for s in ss:
+            begin, end = round(s["ts"] * 1000), round((s["ts"] + s["dur"]) * 1000)
+            while open_ends and open_ends[-1] <= begin:
+                open_ends.pop()
+            expect(not open_ends or end <= open_ends[-1],
+                   "slices on %d/%d overlap in part: %r" % (pid, tid, s))
+            open_ends.append(end)
     return events, counters
 
 
@@ -369,8 +375,14 @@ def test_perfetto():
            any(n.startswith("rank 1 (pid 4242)") for n in names), "process names %r" % names)
     phases = [(e["name"], e["ts"], e["dur"]) for e in events if e.get("cat") == "phase"]
     # Phases from the trace's start (the earliest header, 1 us): train 2.5..6.8 us, eval to
-    # the end at 10 us.
-    expect_eq(sorted(phases), [("eval", 5.8, 3.2), ("train", 1.5, 4.3)], "phase slices")
+    # the end at 10 us; rank 1's step 1.2..2.7 us with forward 1.4..2.0 us inside it.
+    expect_eq(sorted(phases), [("eval", 5.8, 3.2), ("forward", 0.4, 0.6), ("step", 0.2, 1.5),
+                               ("train", 1.5, 4.3)], "phase slices")
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    nested = [tracks[(e["pid"], e["tid"])] for e in events
+              if e.get("cat") == "phase" and e["name"] in ("step", "forward")]
+    expect_eq(nested, ["phases of thread 7"] * 2, "pushed phases on their thread's track")
     lanes = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"
              and "allocations #" in e["args"]["name"]]
     expect(lanes, "overlapping lifetimes of one thread take extra lanes")

@@ -74,9 +74,16 @@ void rank1(const std::string& path) {
     TraceBuilder b;
     b.header(h).device(TraceBuilder::defaultDevice(0));
     b.stack(1, {0x400010}).stack(2, {0x400020});
-    b.event(Ev::alloc(1500, 0x1000, 1 << 20))
+    // Nested phases on thread 7 (an NVTX "step" with "forward" inside), then a pop with
+    // nothing pushed, which ends nothing.
+    b.push(1200, "step", 7)
+        .push(1400, "forward", 7)
+        .event(Ev::alloc(1500, 0x1000, 1 << 20))
+        .pop(2000, 7)
         .event(Ev::free(2500, 0x1000))
         .event(Ev::alloc(2600, 0x2000, 3 << 20, tf::Api::cudaMalloc, tf::Kind::Device, 2))
+        .pop(2700, 7)
+        .pop(2800, 7)
         .trailer(9000);
     b.write(path);
 }
