@@ -6,11 +6,12 @@ GMT_PACKAGES=(
     libunwind-14-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libutfcpp-dev
     libdw-dev libelf-dev libbenchmark-dev
     clang clang-format libclang-rt-14-dev python3 git libxml2-utils
-    python3-pytest python3-jsonschema
 )
-# Only for the test suite (scripts/test.sh): the browser the HTML report is tested in.
-# Not for scripts/install.sh: Ubuntu's `chromium` is a snap that containers cannot run.
-GMT_TEST_PACKAGES=(chromium)
+# Only for the test suite (scripts/test.sh): the browser the HTML report is tested in (not
+# for scripts/install.sh: Ubuntu's `chromium` is a snap that containers cannot run); pytest,
+# which the pytest plugin's test runs (users bring their own); jsonschema, which the CI
+# formats' tests validate `check --format json` and `--sarif` output with.
+GMT_TEST_PACKAGES=(chromium python3-pytest python3-jsonschema)
 
 # gmt_install_deps [EXTRA_PACKAGE...]
 gmt_install_deps() {
@@ -35,9 +36,11 @@ gmt_install_deps() {
 
 # The npm packages, at the exact versions their package-lock.json files pin: uPlot, which
 # the build compiles into the HTML report (analyzer/html); puppeteer-core, which drives
-# Debian's chromium in the browser tests (tests/browser; it never downloads a browser); and
+# Debian's chromium in the browser tests (tests/browser; it never downloads a browser);
 # DuckDB's node binding, speedscope and playwright-core, which the export tests read their
-# output with (tests/export).
+# output with (tests/export); and @microsoft/jest-sarif, for the SARIF 2.1.0 schema its
+# lib/schemas holds (no Debian package ships it), which the CI formats' test validates
+# `check --sarif` output against (tests/cli/sarif).
 # node and npm come with the machine (CI: node 20); Debian's are installed when missing.
 # Fetched again only when the lock file is newer than what npm installed from it.
 #   gmt_install_npm FOLDER...
@@ -66,11 +69,8 @@ gmt_configure_and_build() {
     local cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
     local unwind
     unwind=$(gmt_fetch_libunwind_source "$dir/deps")
-    local sarif
-    sarif=$(gmt_fetch_sarif_schema "$dir/deps")
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
-        -DGPUMEMTRACE_LIBUNWIND_TARBALL="$unwind" -DGPUMEMTRACE_SARIF_SCHEMA="$sarif" \
-        "${@:2}" >/dev/null
+        -DGPUMEMTRACE_LIBUNWIND_TARBALL="$unwind" "${@:2}" >/dev/null
     cmake --build "$dir" -j "$(nproc)"
 }
 
@@ -104,40 +104,6 @@ gmt_fetch_libunwind_source() {
     if apt-get "${opts[@]}" update -qq >/dev/null 2>&1 &&
         (cd "$dest" && apt-get "${opts[@]}" source --download-only -qq libunwind >/dev/null 2>&1); then
         ls "$dest"/libunwind_*.orig.tar.gz 2>/dev/null | head -1
-    fi
-    rm -rf "$work"
-}
-
-# The SARIF 2.1.0 JSON schema, for the test that validates `check --sarif` output: no Debian
-# package ships it; the npm package @microsoft/jest-sarif does (lib/schemas), at a pinned
-# version and checksum. Prints the schema's path; prints nothing when it cannot be had (the
-# test then fails and says why). Needs npm (Debian's npm package when missing).
-GMT_SARIF_PACKAGE=@microsoft/jest-sarif@1.0.0-beta.0
-GMT_SARIF_FILE=package/lib/schemas/sarif-2.1.0-rtm.5.json
-GMT_SARIF_SHA256=2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8
-gmt_fetch_sarif_schema() {
-    local dest=$1/sarif
-    local schema=$dest/sarif-2.1.0-rtm.5.json
-    if [[ -f $schema ]] && echo "$GMT_SARIF_SHA256  $schema" | sha256sum -c --status; then
-        echo "$schema"
-        return 0
-    fi
-    if ! command -v npm >/dev/null; then
-        local sudo=""
-        [[ $(id -u) -ne 0 ]] && sudo="sudo"
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-            npm >/dev/null 2>&1 || true
-    fi
-    mkdir -p "$dest"
-    local work
-    work=$(mktemp -d)
-    if (cd "$work" && npm pack --silent "$GMT_SARIF_PACKAGE" >/dev/null 2>&1) &&
-        tar -xzf "$work"/*.tgz -C "$work" "$GMT_SARIF_FILE" 2>/dev/null &&
-        echo "$GMT_SARIF_SHA256  $work/$GMT_SARIF_FILE" | sha256sum -c --status; then
-        cp "$work/$GMT_SARIF_FILE" "$schema"
-        echo "$schema"
-    else
-        echo "gpumemtrace: could not fetch the SARIF schema ($GMT_SARIF_PACKAGE from npm)" >&2
     fi
     rm -rf "$work"
 }

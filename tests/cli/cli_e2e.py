@@ -595,7 +595,7 @@ def validate(document, schema_path, draft):
     try:
         import jsonschema
     except ImportError:
-        fail("python3-jsonschema is needed (scripts/lib/deps.sh installs it)")
+        fail("python3-jsonschema is needed (scripts/test.sh installs it: GMT_TEST_PACKAGES)")
     with open(schema_path) as f:
         schema = json.load(f)
     getattr(jsonschema, draft)(schema).validate(document)
@@ -618,8 +618,8 @@ def test_ci_formats():
     expect("leak_buffers" in annotations[0], "the annotation names the function", r)
     # SARIF 2.1.0, valid against the schema the SARIF project publishes.
     if not ARGS.sarif_schema or not os.path.exists(ARGS.sarif_schema):
-        fail("the SARIF schema is missing (%r): scripts/test.sh fetches it "
-             "(scripts/lib/deps.sh, gmt_fetch_sarif_schema)" % ARGS.sarif_schema)
+        fail("the SARIF schema is missing (%r): scripts/test.sh installs it "
+             "(gmt_install_npm tests/cli/sarif, scripts/lib/deps.sh)" % ARGS.sarif_schema)
     with open(sarif) as f:
         log = json.load(f)
     validate(log, ARGS.sarif_schema, "Draft4Validator")
