@@ -1,12 +1,17 @@
 """The `ranks` group of scripts/gpu-validate.sh: a 2-rank torch.distributed NCCL job
 (tests/gpu/torch_ranks.py) on 2 GPUs, traced with one trace per rank named by rank.
 
-Each check is its own row: traces named by rank, no false errors from NCCL's VMM use
-(retain, import, release), `check` in its default mode passing rank 0 and failing rank 1 on
-the planted leak only, `record --check` as the one-step gate, and the per-rank peak and
-device (INFO). Needs an nvidia-h200-x2 (2 GPUs).
+Each check is its own row, and a check that breaks (an exception) is a failed row of its
+own, not the end of the group: traces named by rank; no false errors from NCCL's VMM use
+(retain, import, release); NCCL's own allocations attributed to NCCL (frames of libnccl in
+their stacks); the planted leak on rank 1 only; `check` in its default mode passing rank 0,
+failing rank 1 on the planted leak only, and passing every rank once that one leak is
+suppressed; the per-rank table (JSON and text) with each rank's own device and peak and
+rank 1 alone flagged; `record --check` as the one-step gate. Needs an nvidia-h200-x2
+(2 GPUs); tests/gpu/ranks_dry_run.py runs it on the simulated CUDA.
 """
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -78,6 +83,53 @@ def vmm_calls(env, trace):
     return counts
 
 
+def nccl_module(frame):
+    """A frame in NCCL's library (libnccl.so.2, or the dry run's stand-in)."""
+    return frame.get("module", "").split("/")[-1].startswith("libnccl")
+
+
+def nccl_allocations(env, trace, name):
+    """Of a trace's allocations (`export --format ndjson`: every allocation the report
+    counts, with its stack), those with a frame in NCCL's library, and the VMM handles
+    created without one."""
+    out = env.logs / f"{name}.ndjson"
+    p, _ = env.run(f"{name}.export", [str(env.cli), "export", "--format", "ndjson",
+                                      "--no-symbols", "-o", str(out), str(trace)],
+                   env=env.cli_env)
+    if p.returncode != 0:
+        raise RuntimeError(f"export of {trace} failed: {p.stderr.strip()[-300:]}")
+    modules = {}
+    with open(out / "stacks.ndjson") as f:
+        for line in f:
+            frame = json.loads(line)
+            modules.setdefault(frame["stack_id"], []).append(frame)
+    nccl, other_vmm = [], []
+    with open(out / "allocations.ndjson") as f:
+        for line in f:
+            a = json.loads(line)
+            frames = modules.get(a["stack_id"], [])
+            if any(nccl_module(fr) for fr in frames):
+                nccl.append(a)
+            elif a["kind"] == "vmm":
+                other_vmm.append((a, modules_of(frames)))
+    return nccl, other_vmm
+
+
+def rank_table_lines(text):
+    """The rows of the text per-rank table: {rank: line}."""
+    rows, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith("Ranks ("):
+            inside = True
+            continue
+        m = re.match(r"^\s+(\d+)\s", line) if inside else None
+        if m:
+            rows[int(m.group(1))] = line
+        elif inside and not line.strip().startswith("rank"):
+            inside = False
+    return rows
+
+
 def check_ranks(env, row):
     n = gpu_count(env)
     if n < 2:
@@ -106,101 +158,173 @@ def check_ranks(env, row):
     if sorted(by_rank) != [0, 1]:
         return
 
-    reports = {r: report(env, t, f"ranks_rank{r}") for r, t in by_rank.items()}
-    # Header facts made it through.
-    procs = {r: rep["processes"][0] for r, rep in reports.items()}
-    row("ranks: rank and host in the report", all(procs[r].get("rank") == r for r in procs) and
-        all(procs[r].get("host") for r in procs),
-        "; ".join(f"rank{r}: rank={p_.get('rank')} host={p_.get('host')}"
-                  for r, p_ in procs.items()))
+    def guarded(name, check):
+        """Each check on its own: one that breaks is a failed row, the others still run."""
+        try:
+            check()
+        except Exception as exc:
+            row(f"{name} (exception)", False, repr(exc)[:300])
 
-    # No false errors from NCCL: no invalid or double free anywhere.
-    errors = {r: [e["type"] + " " + e["api"] for e in rep["errors"]] for r, rep in reports.items()}
-    counts = {r: rep["summary"]["errors"] for r, rep in reports.items()}
-    row("ranks: no invalid_free / double_free from NCCL", all(c == 0 for c in counts.values()),
-        "; ".join(f"rank{r}: {counts[r]} errors {errors[r][:5]}" for r in sorted(reports)))
-    row("ranks: NCCL's VMM calls seen", None,
-        "; ".join(f"rank{r}: {vmm_calls(env, by_rank[r])}" for r in sorted(by_rank)))
-
-    # The planted leak, on rank 1 only.
-    planted = infos.get(1, {}).get("planted_bytes", 0)
-    def planted_in(rep):
-        return [l for l in rep["leaks"] if l["bytes"] == planted and l["allocations"] == 1]
-    row("ranks: planted leak found on rank 1 only",
-        planted > 0 and bool(planted_in(reports[1])) and not planted_in(reports[0]),
-        f"planted {planted} B on rank 1; rank1 has it: {bool(planted_in(reports[1]))}, "
-        f"rank0 has it: {bool(planted_in(reports[0]))}")
-    for r in sorted(reports):
-        leaks = reports[r]["leaks"]
-        row(f"ranks: rank{r} leaks by library", None,
-            f"{reports[r]['summary']['leaked_bytes']} B in "
-            f"{reports[r]['summary']['leaked_allocations']} allocations: " +
-            ", ".join(f"{l['bytes']} B {l['kind']}/{l['api']} from {modules_of(l['stack'])}"
-                      for l in leaks[:8]))
-
-    # `check` in its default mode: rank 0 passes, rank 1 fails on the leak alone.
-    verdict = {}
+    reports = {}
     for r, t in by_rank.items():
-        pc, _ = env.run(f"ranks_check_rank{r}", [str(env.cli), "check", "--no-symbols", str(t)],
+        guarded(f"ranks: report of rank{r}",
+                lambda r=r, t=t: reports.__setitem__(r, report(env, t, f"ranks_rank{r}")))
+    if sorted(reports) != [0, 1]:
+        return
+    own_device = {r: infos.get(r, {}).get("device", r) for r in by_rank}
+    planted = infos.get(1, {}).get("planted_bytes", 0)
+
+    def header_facts():
+        procs = {r: rep["processes"][0] for r, rep in reports.items()}
+        row("ranks: rank and host in the report",
+            all(procs[r].get("rank") == r for r in procs) and all(procs[r].get("host") for r in procs),
+            "; ".join(f"rank{r}: rank={p_.get('rank')} host={p_.get('host')}"
+                      for r, p_ in procs.items()))
+
+    def no_false_errors():
+        errors = {r: [e["type"] + " " + e["api"] for e in rep["errors"]]
+                  for r, rep in reports.items()}
+        counts = {r: rep["summary"]["errors"] for r, rep in reports.items()}
+        row("ranks: no invalid_free / double_free from NCCL", all(c == 0 for c in counts.values()),
+            "; ".join(f"rank{r}: {counts[r]} errors {errors[r][:5]}" for r in sorted(reports)))
+        row("ranks: NCCL's VMM calls seen", None,
+            "; ".join(f"rank{r}: {vmm_calls(env, by_rank[r])}" for r in sorted(by_rank)))
+
+    def nccl_attributed():
+        # NCCL's own memory (its buffers, made through VMM handles) must show NCCL in its
+        # stacks; with PyTorch's caching allocator off, nothing else creates VMM handles.
+        parts, ok = [], True
+        for r in sorted(by_rank):
+            nccl, other_vmm = nccl_allocations(env, by_rank[r], f"ranks_rank{r}")
+            apis = {}
+            for a in nccl:
+                apis[a["api"]] = apis.get(a["api"], 0) + 1
+            vmm = sum(1 for a in nccl if a["kind"] == "vmm")
+            ok = ok and vmm > 0 and not other_vmm
+            strays = [a["api"] + " from " + where for a, where in other_vmm[:3]]
+            parts.append(f"rank{r}: {len(nccl)} allocations, {sum(a['size'] for a in nccl)} B "
+                         f"through libnccl ({apis}); {vmm} of them VMM handles; VMM handles "
+                         f"without a libnccl frame: {len(other_vmm)} {strays}")
+        row("ranks: NCCL's own allocations attributed to NCCL", ok, "; ".join(parts))
+
+    def planted_leak():
+        def planted_in(rep):
+            return [l for l in rep["leaks"] if l["bytes"] == planted and l["allocations"] == 1]
+        row("ranks: planted leak found on rank 1 only",
+            planted > 0 and bool(planted_in(reports[1])) and not planted_in(reports[0]),
+            f"planted {planted} B on rank 1; rank1 has it: {bool(planted_in(reports[1]))}, "
+            f"rank0 has it: {bool(planted_in(reports[0]))}")
+        for r in sorted(reports):
+            leaks = reports[r]["leaks"]
+            row(f"ranks: rank{r} leaks by library", None,
+                f"{reports[r]['summary']['leaked_bytes']} B in "
+                f"{reports[r]['summary']['leaked_allocations']} allocations: " +
+                ", ".join(f"{l['bytes']} B {l['kind']}/{l['api']} from {modules_of(l['stack'])}"
+                          for l in leaks[:8]))
+
+    def check_default():
+        # `check` in its default mode: rank 0 passes, rank 1 fails on the leak alone.
+        verdict = {}
+        for r, t in by_rank.items():
+            pc, _ = env.run(f"ranks_check_rank{r}", [str(env.cli), "check", "--no-symbols",
+                                                     str(t)], env=env.cli_env)
+            verdict[r] = pc
+        failing = {r: [l.split()[1].rstrip(":") for l in v.stdout.splitlines()
+                       if l.startswith("  FAIL ")] for r, v in verdict.items()}
+        summary = {r: " | ".join(l.strip() for l in v.stdout.splitlines()
+                                 if "FAIL" in l or "ok " in l)[:600] for r, v in verdict.items()}
+        row("ranks: check (default) passes rank 0", verdict[0].returncode == 0,
+            f"rc={verdict[0].returncode}: {summary[0]}")
+        row("ranks: check (default) fails rank 1 on its leak only",
+            verdict[1].returncode == 1 and failing[1] == ["leaks"] and
+            reports[1]["summary"]["leaked_bytes"] == planted,
+            f"rc={verdict[1].returncode}, failing checks {failing[1]}, leaked "
+            f"{reports[1]['summary']['leaked_bytes']} B (planted {planted} B): {summary[1]}")
+
+    def check_without_planted():
+        # Apart from the planted leak, the job passes: suppress that one leak by its Python
+        # function (tests/gpu/torch_ranks.py, plant_leak), and every rank passes.
+        supp = env.logs / "ranks_planted.supp"
+        supp.write_text("leak:plant_leak\n")
+        pc, _ = env.run("ranks_check_suppressed", [str(env.cli), "check", "--no-symbols",
+                                                   "--suppressions", str(supp), str(out_dir)],
                         env=env.cli_env)
-        verdict[r] = pc
-    leak_fail_only = ("FAIL leaks" in verdict[1].stdout and "FAIL errors" not in
-                      verdict[1].stdout and "FAIL peak" not in verdict[1].stdout)
-    row("ranks: check (default) passes rank 0", verdict[0].returncode == 0,
-        f"rc={verdict[0].returncode}: " + " | ".join(
-            l.strip() for l in verdict[0].stdout.splitlines() if "FAIL" in l or "ok " in l)[:600])
-    row("ranks: check (default) fails rank 1 on its leak only",
-        verdict[1].returncode == 1 and leak_fail_only,
-        f"rc={verdict[1].returncode}: " + " | ".join(
-            l.strip() for l in verdict[1].stdout.splitlines() if "FAIL" in l or "ok " in l)[:600])
+        used = [l.strip() for l in pc.stdout.splitlines() if l.strip().startswith("used ")]
+        row("ranks: check (default) passes every rank apart from the planted leak",
+            pc.returncode == 0 and len(used) == 1 and "leak:plant_leak" in used[0] and
+            ": 1 leak site, 1 allocations" in used[0],
+            f"rc={pc.returncode}; {used}; " + " | ".join(
+                l.strip() for l in pc.stdout.splitlines() if "FAIL" in l)[:400])
 
-    # Per rank: its device and peak.
-    parts = []
-    for r, rep in sorted(reports.items()):
-        devs = ", ".join(f"device {d['ordinal']} peak {d['peak_bytes']} B"
-                         for d in rep["devices"] if d["peak_bytes"])
-        parts.append(f"rank{r} (cuda:{infos.get(r, {}).get('device')}): peak "
-                     f"{rep['summary']['peak_bytes']} B [{devs}]")
-    row("ranks: peak per rank and device", None, "; ".join(parts))
+    table = {}
 
-    # The job as a whole: the directory given to report and check, the per-rank table.
-    pr, _ = env.run("ranks_report_dir", [str(env.cli), "report", "--no-symbols", "--format",
-                                         "json", str(out_dir)], env.cli_env)
-    try:
-        table = json.loads(pr.stdout).get("ranks", [])
-    except ValueError:
-        table = []
-    rows_by_rank = {t["rank"]: t for t in table}
-    row("ranks: report DIR has a per-rank table with each rank's own device",
-        sorted(rows_by_rank) == [0, 1] and
-        all(len(t["device_peaks"]) >= 1 for t in table) and
-        {t["device_peaks"][0]["device"] for t in table if t["device_peaks"]} == {0, 1},
-        "; ".join(f"rank{t['rank']}: host {t['host']} peaks {t['device_peaks']} leaked "
-                  f"{t['leaked_bytes']} outlier {t['outlier']}" for t in table) or
-        f"rc={pr.returncode} {pr.stderr[:300]}")
-    row("ranks: the planted leak flags rank 1 only as an outlier",
-        "leaked" in rows_by_rank.get(1, {}).get("outlier", []) and
-        "leaked" not in rows_by_rank.get(0, {}).get("outlier", ["?"]),
-        "; ".join(f"rank{t['rank']}: {t['outlier']}" for t in table))
-    pd, _ = env.run("ranks_check_dir", [str(env.cli), "check", "--no-symbols", str(out_dir)],
-                    env.cli_env)
-    outliers = [l.strip() for l in pd.stdout.splitlines() if l.strip().startswith("outliers:")]
-    row("ranks: check DIR names rank 1 as the outlier", pd.returncode == 1 and
-        len(outliers) == 1 and outliers[0].startswith("outliers: rank 1 ("),
-        f"rc={pd.returncode}; {outliers}")
+    def rank_table_json():
+        pr, _ = env.run("ranks_report_dir", [str(env.cli), "report", "--no-symbols", "--format",
+                                             "json", str(out_dir)], env.cli_env)
+        for t in json.loads(pr.stdout).get("ranks", []):
+            table[t["rank"]] = t
+        # Each rank's row: its own device holds its highest peak, and its peak is the one
+        # its trace alone gives.
+        ok = sorted(table) == [0, 1]
+        parts = []
+        for r, t in sorted(table.items()):
+            peaks = {d["device"]: d["peak_bytes"] for d in t["device_peaks"]}
+            own = own_device.get(r)
+            alone = reports[r]["processes"][0].get("peak_bytes")
+            ok = ok and own in peaks and peaks[own] == max(peaks.values()) > 0 and \
+                t["peak_bytes"] == alone and t["peak_bytes"] >= peaks[own]
+            parts.append(f"rank{r} (cuda:{own}): host {t['host']} peak {t['peak_bytes']} B "
+                         f"(alone {alone} B), per device {peaks}, leaked {t['leaked_bytes']} B, "
+                         f"outlier {t['outlier']}")
+        row("ranks: report DIR's per-rank table shows each rank's own device and peak", ok,
+            "; ".join(parts) or f"rc={pr.returncode} {pr.stderr[:300]}")
+        row("ranks: the planted leak flags rank 1 only as an outlier",
+            "leaked" in table.get(1, {}).get("outlier", []) and
+            "leaked" not in table.get(0, {}).get("outlier", ["leaked"]),
+            "; ".join(f"rank{r}: {t['outlier']}" for r, t in sorted(table.items())))
 
-    # The one-step gate over the same job: exit 1, for rank 1's leak.
-    gate_dir = env.traces / "ranks_gate"
-    if gate_dir.exists():
-        for old in gate_dir.rglob("*.gmtrace"):
-            old.unlink()
-    gate_env = {**env.cli_env, **JOB_ENV, "LD_LIBRARY_PATH": env.app_env["LD_LIBRARY_PATH"] + ":" +
-                env.cli_env.get("LD_LIBRARY_PATH", "")}
-    pg, dt = env.run("ranks_record_check",
-                     [str(env.cli), "record", "--check", "--no-symbols", "-o",
-                      str(gate_dir / "rank%r.gmtrace"), "--", *torchrun(WORKLOAD)],
-                     env=gate_env, timeout=420)
-    fails = [l for l in pg.stderr.splitlines() if l.startswith("FAIL pid")]
-    row("ranks: record --check exits 1 for rank 1 only",
-        pg.returncode == 1 and len(fails) == 1 and "rank1.gmtrace" in fails[0],
-        f"rc={pg.returncode} in {dt:.1f}s; failing: {fails}")
+    def rank_table_text():
+        pd, _ = env.run("ranks_check_dir", [str(env.cli), "check", "--no-symbols", str(out_dir)],
+                        env.cli_env)
+        lines = rank_table_lines(pd.stdout)
+        outliers = [l.strip() for l in pd.stdout.splitlines() if l.strip().startswith("outliers:")]
+        # "outliers: rank 1 (peak, leaked)"; another rank may stand out in its peak (NCCL's
+        # buffers need not be alike), never in what it leaked.
+        flagged = {}
+        for part in outliers[0][len("outliers:"):].split(";") if len(outliers) == 1 else []:
+            m = re.match(r"\s*rank (\d+) \((.*)\)", part)
+            if m:
+                flagged[int(m.group(1))] = [f.strip() for f in m.group(2).split(",")]
+        row("ranks: check DIR's table shows each rank's own device; rank 1 the leak outlier",
+            pd.returncode == 1 and sorted(lines) == [0, 1] and
+            all(f" {own_device[r]}:" in lines[r] for r in lines) and
+            "leaked" in flagged.get(1, []) and "leaked" not in flagged.get(0, []),
+            f"rc={pd.returncode}; rows {[lines[r].strip() for r in sorted(lines)]}; {outliers}")
+
+    def record_check_gate():
+        gate_dir = env.traces / "ranks_gate"
+        if gate_dir.exists():
+            for old in gate_dir.rglob("*.gmtrace"):
+                old.unlink()
+        gate_env = {**env.cli_env, **JOB_ENV,
+                    "LD_LIBRARY_PATH": env.app_env["LD_LIBRARY_PATH"] + ":" +
+                    env.cli_env.get("LD_LIBRARY_PATH", "")}
+        pg, dt = env.run("ranks_record_check",
+                         [str(env.cli), "record", "--check", "--no-symbols", "-o",
+                          str(gate_dir / "rank%r.gmtrace"), "--", *torchrun(WORKLOAD)],
+                         env=gate_env, timeout=420)
+        fails = [l for l in pg.stderr.splitlines() if l.startswith("FAIL pid")]
+        row("ranks: record --check exits 1 for rank 1 only",
+            pg.returncode == 1 and len(fails) == 1 and "rank1.gmtrace" in fails[0],
+            f"rc={pg.returncode} in {dt:.1f}s; failing: {fails}")
+
+    for name, check in (("ranks: header facts", header_facts),
+                        ("ranks: errors", no_false_errors),
+                        ("ranks: NCCL attribution", nccl_attributed),
+                        ("ranks: planted leak", planted_leak),
+                        ("ranks: check per rank", check_default),
+                        ("ranks: check with the planted leak suppressed", check_without_planted),
+                        ("ranks: per-rank table (JSON)", rank_table_json),
+                        ("ranks: per-rank table (text)", rank_table_text),
+                        ("ranks: record --check", record_check_gate)):
+        guarded(name, check)

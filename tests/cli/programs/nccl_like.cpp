@@ -11,6 +11,7 @@
 //                                      in the same process, the other imported back from
 //                                      its own export; everything freed
 #include "support/fd_passing.h"
+#include "support/nccl_like_vmm.h"
 
 #include <cuda.h>
 
@@ -24,55 +25,15 @@
 
 namespace {
 
-constexpr size_t kMiB = size_t{1} << 20;
+using namespace gmt::test::nccl_like;
 
-void check(CUresult r, const char* what) {
-    if (r != CUDA_SUCCESS) {
-        std::fprintf(stderr, "nccl_like: %s failed: %d\n", what, static_cast<int>(r));
-        std::exit(10);
-    }
-}
+constexpr size_t kMiB = size_t{1} << 20;
 
 void setUp() {
     check(cuInit(0), "cuInit");
     CUcontext ctx = nullptr;
     check(cuDevicePrimaryCtxRetain(&ctx, 0), "primary context");
     check(cuCtxSetCurrent(ctx), "set context");
-}
-
-// Reserve a range for `handle`, map it there, let device 0 read and write it.
-__attribute__((noinline)) CUdeviceptr mapHandle(CUmemGenericAllocationHandle handle, size_t bytes) {
-    CUdeviceptr ptr = 0;
-    check(cuMemAddressReserve(&ptr, bytes, 0, 0, 0), "cuMemAddressReserve");
-    check(cuMemMap(ptr, bytes, 0, handle, 0), "cuMemMap");
-    CUmemAccessDesc access{};
-    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = 0;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    check(cuMemSetAccess(ptr, bytes, &access, 1), "cuMemSetAccess");
-    return ptr;
-}
-
-// As ncclCuMemAlloc: the creation reference stays held until the free.
-__attribute__((noinline)) CUdeviceptr cuMemAllocLikeNccl(size_t bytes,
-                                                         CUmemGenericAllocationHandle* out) {
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    check(cuMemCreate(out, bytes, &prop, 0), "cuMemCreate");
-    return mapHandle(*out, bytes);
-}
-
-// As ncclCuMemFree: the handle comes back from the address.
-__attribute__((noinline)) void cuMemFreeLikeNccl(CUdeviceptr ptr, size_t bytes) {
-    CUmemGenericAllocationHandle handle = 0;
-    check(cuMemRetainAllocationHandle(&handle, reinterpret_cast<void*>(ptr)), "retain");
-    check(cuMemRelease(handle), "release (retained)");
-    check(cuMemUnmap(ptr, bytes), "cuMemUnmap");
-    check(cuMemRelease(handle), "release");
-    check(cuMemAddressFree(ptr, bytes), "cuMemAddressFree");
 }
 
 int exportHandle(CUmemGenericAllocationHandle handle) {
