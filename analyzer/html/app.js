@@ -66,6 +66,8 @@
     GMT.timeline.render(body("gmt-timeline"), ctx);
     GMT.flames.render(body("gmt-flames"), ctx);
     GMT.tables.renderLeaks(body("gmt-leaks"), ctx);
+    GMT.jobs.renderGrowth(body("gmt-growth"), ctx);
+    GMT.jobs.renderRanks(body("gmt-ranks"), ctx);
     GMT.tables.renderFailures(body("gmt-failures"), ctx);
     GMT.tables.renderErrors(body("gmt-errors"), ctx);
     GMT.addressMap.render(body("gmt-address-map"), ctx);

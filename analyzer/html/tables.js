@@ -170,5 +170,5 @@
     }
   }
 
-  GMT.tables = { stackDetails, table, renderLeaks, renderFailures, renderErrors, failureFragmentation };
+  GMT.tables = { stackDetails, table, cell, renderLeaks, renderFailures, renderErrors, failureFragmentation };
 })(window.GMT);

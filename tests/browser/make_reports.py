@@ -3,7 +3,7 @@
 HTML reports (and, to compare with, their JSON reports and event dumps).
 
     make_reports.py --gpumemtrace BIN --cudasim DIR --samples DIR --readme README.md
-                    --cuda-root DIR --training-loop BIN --out DIR
+                    --cuda-root DIR --training-loop BIN --nccl-like BIN --out DIR
 
 Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
 traces), and manifest.json listing them. The README tour's program is built from the
@@ -41,7 +41,7 @@ def run(args, cwd, env, check=True):
 def main():
     p = argparse.ArgumentParser()
     for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root",
-                 "--training-loop", "--out"):
+                 "--training-loop", "--nccl-like", "--out"):
         p.add_argument(name, required=True)
     a = p.parse_args()
     gmt = os.path.abspath(a.gpumemtrace)
@@ -98,12 +98,23 @@ def main():
         reports(sample, traces)
 
     # Nested phases: tests/cli/programs/training_loop.cpp's NVTX ranges ("step", with
-    # "forward" and "backward" inside it), which `record` makes phases.
+    # "forward" and "backward" inside it), which `record` makes phases; each step keeps a
+    # 1 MiB buffer, so the steps are iterations that grow.
     run([gmt, "record", "-q", "-o", "phases.%p.gmtrace", "--",
-         os.path.abspath(a.training_loop), "nvtx", "keep", "4"], out, env)
+         os.path.abspath(a.training_loop), "nvtx", "keep", "6"], out, env)
     traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, "phases.*.gmtrace")))
     run([gmt, "report", "--format", "html", "-o", "phases.html"] + traces, out, env)
     reports("phases", traces)
+
+    # A job of two ranks (tests/cli/programs/nccl_like.cpp: NCCL's VMM buffers shared
+    # between them, 1 MiB leaked on rank 1 only), one trace per rank.
+    run([gmt, "record", "-q", "-o", "ranks.rank%r.gmtrace", "--",
+         os.path.abspath(a.nccl_like), "launch", "leak-on-rank1"], out, env)
+    traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, "ranks.rank*.gmtrace")))
+    if traces != ["ranks.rank0.gmtrace", "ranks.rank1.gmtrace"]:
+        fail("expected one trace per rank, found %s" % traces)
+    run([gmt, "report", "--format", "html", "-o", "ranks.html"] + traces, out, env)
+    reports("ranks", traces)
 
     # Several processes in one report: the tour and the out-of-memory run.
     multi = manifest["tour"]["traces"] + manifest["oom"]["traces"]

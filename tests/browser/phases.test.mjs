@@ -1,5 +1,5 @@
 // Nested phases on the timeline: tests/cli/programs/training_loop.cpp in its `nvtx` mode
-// pushes an NVTX range "step" four times, with "forward" and then "backward" inside each,
+// pushes an NVTX range "step" six times, with "forward" and then "backward" inside each,
 // and `record` makes the ranges phases. The page must mark every push where the recorded
 // phase records say it was, named, a nested one a label row lower, and every pop as the
 // end of the phase it closed; hovering a mark names the phase's whole path.
@@ -37,7 +37,7 @@ test("no console error", () => {
 
 test("every push and pop is marked at its time, named and nested", async () => {
   const expected = expectedMarks();
-  assert.equal(expected.length, 4 * 3 * 2, "four steps of three ranges, pushed and popped");
+  assert.equal(expected.length, 6 * 3 * 2, "six steps of three ranges, pushed and popped");
   const shown = await opened.page.$$eval(".gmt-marker.phase", (ms) =>
     ms.map((m) => {
       const label = m.querySelector(".gmt-label");
