@@ -2,7 +2,8 @@
 # Copies what scripts/gpu-validate.sh needs from a build tree into DEST, small enough to
 # carry to a GPU host that cannot build: the preload library, the CLI (stripped) with the
 # libraries it needs beyond glibc and the C++ runtime (gpu-libs/), the samples, the GPU
-# validation programs and the recorder's test programs.
+# validation programs, the recorder's test programs and the synthetic trace writer of
+# scripts/bench-fleet.sh.
 #   cmake --build build --target gpu_programs && scripts/gpu-bundle.sh build .carry/build
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -18,6 +19,11 @@ cp "$build/bin/gpumemtrace" "$dest/bin/"
 strip --strip-debug "$dest/lib/libgpumemtrace.so" "$dest/bin/gpumemtrace"
 cp -r "$build/gpu" "$dest/"
 [[ -d $build/samples ]] && cp -r "$build/samples" "$dest/"
+# For scripts/bench-fleet.sh on a many-core host: the synthetic trace writer.
+if [[ -x $build/bin/bench/gen_trace ]]; then
+    mkdir -p "$dest/bin/bench"
+    cp "$build/bin/bench/gen_trace" "$dest/bin/bench/"
+fi
 for p in runtime_calls driver_calls lifecycle exit_race context_switch; do
     cp "$build/tests/recorder/programs/$p" "$dest/tests/recorder/programs/"
 done
