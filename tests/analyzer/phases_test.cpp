@@ -1,6 +1,10 @@
 // Phases marked with gpumemtrace_mark_phase(): per phase name, allocations made, frees,
 // the process's peak while it was current and the bytes it leaked.
 #include "report_fixture.h"
+#include "report_json.h"
+#include "support/json_schema.h"
+
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -221,4 +225,58 @@ TEST_CASE("phases: pushes nest per thread - a mark of another thread stays at th
     CHECK(r.phases[0].peak_bytes == 1 * MiB); // its nested step's allocation counts
     CHECK(r.phases[0].duration_ns == 4);
     CHECK(r.phases[2].path == std::vector<std::string>{"eval"});
+}
+
+TEST_CASE("phases: each record listed with its kind, thread and path - a pop names what it ended") {
+    auto b = standardTrace();
+    b.push(10, "step", 7);
+    b.push(11, "forward", 7);
+    b.phase(12, "inner", format::PhaseKind::Mark, 7); // inside forward
+    b.pop(13, 7);                                     // ends forward (and inner)
+    b.pop(14, 7);                                     // ends step
+    b.pop(15, 7);                                     // nothing pushed
+    b.phase(16, "eval");                              // thread 0, top level
+    b.trailer(20);
+    auto r = report(b);
+    using K = format::PhaseKind;
+    struct Want {
+        uint64_t time_ns;
+        K kind;
+        uint64_t tid;
+        std::vector<std::string> path;
+    };
+    const std::vector<Want> want = {{10, K::Push, 7, {"step"}},
+                                    {11, K::Push, 7, {"step", "forward"}},
+                                    {12, K::Mark, 7, {"step", "forward", "inner"}},
+                                    {13, K::Pop, 7, {"step", "forward"}},
+                                    {14, K::Pop, 7, {"step"}},
+                                    {15, K::Pop, 7, {}},
+                                    {16, K::Mark, 0, {"eval"}}};
+    const auto check = [&](const std::vector<analyzer::PhaseMarker>& got) {
+        REQUIRE(got.size() == want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+            CAPTURE(i);
+            CHECK(got[i].time_ns == want[i].time_ns);
+            CHECK(got[i].kind == want[i].kind);
+            CHECK(got[i].tid == want[i].tid);
+            CHECK(got[i].path == want[i].path);
+            CHECK(got[i].name == (want[i].path.empty() ? "" : want[i].path.back()));
+        }
+    };
+    check(r.processes[0].phases);
+    // Saved and read back the same; a report saved before phases nested reads as marks.
+    auto json = analyzer::toJson(r);
+    std::ifstream f(GMT_REPORT_SCHEMA);
+    const auto errors = SchemaValidator(nlohmann::json::parse(f)).validate(json);
+    INFO((errors.empty() ? std::string() : errors.front()));
+    CHECK(errors.empty());
+    check(analyzer::fromJson(json).processes[0].phases);
+    for (auto& m : json["processes"][0]["phases"]) {
+        m.erase("kind");
+        m.erase("tid");
+        m.erase("path");
+    }
+    const auto old = analyzer::fromJson(json).processes[0].phases;
+    CHECK(old[1].kind == K::Mark);
+    CHECK(old[1].path == std::vector<std::string>{"forward"});
 }
