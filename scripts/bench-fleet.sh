@@ -52,7 +52,7 @@ for ((i = 0; i < ROUNDS; i++)); do
     wait
     t1=$(date +%s.%N)
     cpu=$(sum_times "$WORK"/tp* | cut -d' ' -f2)
-    split+=("$(echo "$t1 - $t0" | bc -l | xargs printf '%.3f') $cpu")
+    split+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') $cpu")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 col() { local k=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$k"; done; }
@@ -65,7 +65,8 @@ echo "jobs $JOBS (wall cpu): ${many[*]}"
 echo "$JOBS processes (wall cpu): ${split[*]}"
 printf '| run | median wall s | median CPU s | cores busy | speed-up over --jobs 1 |\n'
 printf '|---|---:|---:|---:|---:|\n'
-row() { printf '| %s | %.3f | %.3f | %.2f | %.2f× |\n' "$1" "$2" "$3" "$(echo "$3 / $2" | bc -l)" "$(echo "$w1 / $2" | bc -l)"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a / b}'; } # awk: bc may be absent
+row() { printf '| %s | %.3f | %.3f | %.2f | %.2f× |\n' "$1" "$2" "$3" "$(ratio "$3" "$2")" "$(ratio "$w1" "$2")"; }
 row "\`check --jobs 1\`" "$w1" "$c1"
 row "\`check --jobs $JOBS\`" "$wn" "$cn"
 row "control: $JOBS \`--jobs 1\` processes, 1/$JOBS of the traces each" "$ws" "$cs"
