@@ -20,7 +20,9 @@ import shutil
 import subprocess
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from e2e_case import Skip, expect, fail, run_case  # noqa: E402
+
 ARGS = None
 
 # The opcodes the JavaScript unpickler of PyTorch's memory viewer (MemoryViz.js, behind
@@ -34,23 +36,6 @@ VIEWER_OPCODES = {
 }
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom"}
 SAMPLES = ["leak_loop", "stream_pool", "fragmentation", "oom", "vmm"]
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(message, result=None):
-    text = message
-    if result is not None:
-        text += "\n--- exit %d\n--- stdout\n%s\n--- stderr\n%s" % (
-            result.returncode, result.stdout[-4000:], result.stderr[-4000:])
-    raise AssertionError(text)
-
-
-def expect(condition, message, result=None):
-    if not condition:
-        fail(message, result)
 
 
 def expect_eq(actual, expected, message):
@@ -624,23 +609,7 @@ def main():
     parser.add_argument("--chromium", default="")
     parser.add_argument("--gen-trace", default="")
     ARGS = parser.parse_args()
-    ARGS.workdir = os.path.join(ARGS.workdir, ARGS.case)
-    shutil.rmtree(ARGS.workdir, ignore_errors=True)
-    os.makedirs(ARGS.workdir)
-    test = globals().get("test_" + ARGS.case)
-    if test is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        test()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return run_case(globals(), ARGS)
 
 
 if __name__ == "__main__":
