@@ -91,6 +91,14 @@ void TraceEventWriter::event(std::string& line) {
     line.clear();
 }
 
+void TraceEventWriter::where(uint64_t pid, uint64_t tid, uint64_t time_ns) {
+    line_ += ",\"pid\":";
+    appendInt(line_, pid);
+    line_ += ",\"tid\":";
+    appendInt(line_, tid);
+    ts(line_, time_ns);
+}
+
 void TraceEventWriter::ts(std::string& line, uint64_t time_ns) {
     if (!origin_ns_) {
         // Every header precedes the first event (the reading pass takes non-event records
@@ -285,11 +293,7 @@ void TraceEventWriter::record(uint32_t index, const Record& r) {
     line_ += "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"failure\",\"name\":";
     appendJsonString(line_,
                      "failed " + std::string(format::apiName(e.api)) + " " + humanBytes(e.size, 1));
-    line_ += ",\"pid\":";
-    appendInt(line_, p.pid);
-    line_ += ",\"tid\":";
-    appendInt(line_, e.tid);
-    ts(line_, e.time_ns);
+    where(p.pid, e.tid, e.time_ns);
     line_ += ",\"args\":{\"error\":";
     appendJsonString(line_, errorName(e.api, e.result));
     line_ += ",\"size\":";
@@ -350,11 +354,7 @@ void TraceEventWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEn
 
     line_ += "{\"ph\":\"X\",\"cat\":\"allocation\",\"name\":";
     line_ += sliceName(l.api, l.charge.bytes);
-    line_ += ",\"pid\":";
-    appendInt(line_, p.pid);
-    line_ += ",\"tid\":";
-    appendInt(line_, t.lane_tids[h.lane]);
-    ts(line_, l.begin_ns);
+    where(p.pid, t.lane_tids[h.lane], l.begin_ns);
     line_ += ",\"dur\":";
     appendMicroseconds(line_, time_ns > l.begin_ns ? time_ns - l.begin_ns : 0);
     line_ += ",\"args\":{\"address\":\"";
@@ -378,11 +378,7 @@ void TraceEventWriter::freeError(uint32_t index, const FreeError& error) {
     line_ += "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"error\",\"name\":";
     appendJsonString(line_, std::string(errorTypeName(error.type)) + " " +
                                 std::string(format::apiName(error.api)));
-    line_ += ",\"pid\":";
-    appendInt(line_, p.pid);
-    line_ += ",\"tid\":";
-    appendInt(line_, p.last_tid);
-    ts(line_, error.time_ns);
+    where(p.pid, p.last_tid, error.time_ns);
     line_ += ",\"args\":{\"address\":\"";
     appendHex(line_, error.address);
     line_ += "\",\"detail\":";
@@ -445,11 +441,7 @@ void TraceEventWriter::closePhase(Process& p, std::optional<OpenPhase>& open, ui
     }
     line_ += "{\"ph\":\"X\",\"cat\":\"phase\",\"name\":";
     appendJsonString(line_, open->name);
-    line_ += ",\"pid\":";
-    appendInt(line_, p.pid);
-    line_ += ",\"tid\":";
-    appendInt(line_, track);
-    ts(line_, open->start);
+    where(p.pid, track, open->start);
     line_ += ",\"dur\":";
     appendMicroseconds(line_, time_ns > open->start ? time_ns - open->start : 0);
     line_ += "}";

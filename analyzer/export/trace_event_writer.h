@@ -55,6 +55,8 @@ class TraceEventWriter final : public ExportWriter {
     Thread& thread(Process& p, uint32_t tid);
     void event(std::string& line); // one event, with its separator
     void ts(std::string& line, uint64_t time_ns);
+    // An event's process, thread (track) and time, appended to line_.
+    void where(uint64_t pid, uint64_t tid, uint64_t time_ns);
     void counter(Process& p, int device, int kind, uint64_t time_ns, uint64_t bytes);
     const std::string& sliceName(format::Api api, uint64_t bytes); // as JSON, cached
     void charge(const LifetimeInfo& l, uint64_t time_ns, bool add);
