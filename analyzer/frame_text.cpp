@@ -38,8 +38,17 @@ bool hiddenFrame(const Frame& f) {
            f.function == "_start";
 }
 
+namespace {
+
+// Hidden frames are shown when asked for, and when the stack has nothing else.
+bool showHidden(const Stack& stack, bool full) {
+    return full || std::all_of(stack.begin(), stack.end(), hiddenFrame);
+}
+
+} // namespace
+
 std::vector<const Frame*> shownFrames(const Stack& stack, bool full) {
-    full = full || std::all_of(stack.begin(), stack.end(), hiddenFrame);
+    full = showHidden(stack, full);
     std::vector<const Frame*> shown;
     shown.reserve(stack.size());
     for (const Frame& f : stack) {
@@ -103,8 +112,7 @@ std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
         lines.push_back({"(no stack recorded)", ""});
         return lines;
     }
-    const bool all_hidden = std::all_of(stack.begin(), stack.end(), hiddenFrame);
-    const bool full = style.full || all_hidden;
+    const bool full = showHidden(stack, style.full);
     // --python-only: the caller and, when the stack has it, the CUDA function it called.
     const size_t caller = style.python_only ? cudaCallerIndex(stack) : 0;
     size_t native_shown = 0, left_out = 0;
