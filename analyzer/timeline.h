@@ -53,6 +53,11 @@ template <typename Bucket> class BucketedSeries {
         if (!entries_.empty() && entries_.back().index == index) {
             return entries_.back().bucket;
         }
+        if (sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index)) {
+            entries_.push_back(Entry{index, Bucket{}}); // in time order: the common case
+            sorted_ = entries_.size();
+            return entries_.back().bucket;
+        }
         compact();
         auto it = std::lower_bound(entries_.begin(), entries_.end(), index,
                                    [](const Entry& e, uint64_t i) { return e.index < i; });
