@@ -265,7 +265,7 @@ std::vector<Fragmentation> measureFragmentation(const Lifetimes& live, uint32_t 
     for (DeviceMeter& m : meters) {
         m.startReservations();
     }
-    auto deviceOf = [&](const Mapping& m) -> const PhysicalHandle* {
+    auto deviceHandleOf = [&](const Mapping& m) -> const PhysicalHandle* {
         auto h = live.handles().find(m.handle);
         return h == live.handles().end() || h->second.host_located ? nullptr : &h->second;
     };
@@ -277,7 +277,7 @@ std::vector<Fragmentation> measureFragmentation(const Lifetimes& live, uint32_t 
             continue;
         }
         for (auto m = it; layout_entries > 0 && m != maps.end() && m->first < limit; ++m) {
-            const PhysicalHandle* h = deviceOf(m->second);
+            const PhysicalHandle* h = deviceHandleOf(m->second);
             if (DeviceMeter* meter = h ? meterOf(h->device) : nullptr) {
                 meter->mapping(base, r.size,
                                LayoutBlock{m->first, m->second.size, m->second.size, 0, h->stack,
@@ -291,7 +291,7 @@ std::vector<Fragmentation> measureFragmentation(const Lifetimes& live, uint32_t 
                 continue;
             }
             // The gap belongs to the device of the handle mapped on its left.
-            const PhysicalHandle* h = deviceOf(it->second);
+            const PhysicalHandle* h = deviceHandleOf(it->second);
             if (DeviceMeter* m = h ? meterOf(h->device) : nullptr) {
                 m->addHole(gap_start, next->first - gap_start);
             }
