@@ -5,6 +5,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "caching_allocators.h"
 #include "lifetimes.h"
 #include "symbolizer.h"
 
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -104,6 +106,10 @@ struct Summary {
     // Of the errors and leaked bytes, those that missing events could explain.
     uint64_t uncertain_errors = 0;
     uint64_t uncertain_leaked_bytes = 0;
+    // Still live at the end but held by a caching allocator (Report::held_at_exit): not
+    // in the leaked figures.
+    uint64_t held_at_exit_bytes = 0;
+    uint64_t held_at_exit_allocations = 0;
 };
 
 struct KindReport {
@@ -152,6 +158,26 @@ struct LeakScope {
     // Of `bytes` and `allocations`, those missing events could explain.
     uint64_t uncertain_bytes = 0;
     uint64_t uncertain_allocations = 0;
+};
+
+// What a caching allocator (caching_allocators.h) still held when its process ended, per
+// process and allocator: its cache, not a leak (docs/analysis.md, "Held by a caching
+// allocator at exit").
+struct HeldSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+    uint64_t stack_id = 0;
+};
+struct HeldReport {
+    uint64_t pid = 0;
+    std::string allocator; // the table entry's name
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;              // stacks, listed or not
+    std::vector<HeldSite> top_sites; // largest first, ReportOptions::top of them
 };
 
 struct PeakSite {
@@ -332,6 +358,7 @@ struct Report {
     std::vector<DeviceReport> devices;
     std::vector<LeakSite> leaks; // largest first
     LeakScope leak_scope;
+    std::vector<HeldReport> held_at_exit; // largest first
     PeakReport peak;
     std::vector<FragmentationReport> fragmentation;
     std::vector<FailureReport> failures;
@@ -376,6 +403,11 @@ struct ReportOptions {
     // it from the list into LeakScope's suppressed figures. Without a filter only the
     // listed sites are symbolized.
     std::function<bool(const LeakSite&)> leak_filter;
+    // Allocations still live at the end whose stack one of these allocators' patterns
+    // matches are held by it, not leaked (Report::held_at_exit). Null: they are leaks
+    // (`check --count-cached`).
+    std::shared_ptr<const CachingAllocatorTable> caching_allocators =
+        CachingAllocatorTable::builtin();
     ReportDetail detail;
 };
 

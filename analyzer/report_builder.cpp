@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #ifndef GMT_VERSION
 #define GMT_VERSION "0.1.0"
@@ -117,8 +118,10 @@ uint32_t phaseIndex(const ProcessData& p, const std::string& name) {
     return kNoPhase;
 }
 
+// `held(process, stack)`: the group is a caching allocator's, not a leak.
 std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
-                              const std::optional<std::string>& phase) {
+                              const std::optional<std::string>& phase,
+                              const std::function<bool(uint32_t, uint32_t)>& held) {
     std::vector<LeakRow> rows;
     for (uint32_t i = 0; i < procs.size(); ++i) {
         const ProcessData& p = *procs[i];
@@ -128,7 +131,7 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
         }
         std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
         for (const auto& [key, g] : p.lifetimes->leaks()) {
-            if (phase && key.phase != wanted) {
+            if ((phase && key.phase != wanted) || held(i, key.stack)) {
                 continue;
             }
             auto [it, inserted] = index.try_emplace(
@@ -166,9 +169,11 @@ class Builder {
     Report build() {
         Report r;
         r.generator = std::string("gpumemtrace ") + GMT_VERSION;
+        classifyHeld();
         totals(r);
         devices(r);
         leaks(r);
+        held(r);
         peak(r);
         fragmentation(r);
         failures(r);
@@ -212,6 +217,11 @@ class Builder {
             std::set<std::tuple<uint32_t, Kind, format::Api, bool>> groups;
             uint64_t proc_leaked = 0;
             for (const auto& [key, g] : p.lifetimes->leaks()) {
+                if (heldBy(i, key.stack)) {
+                    s.held_at_exit_bytes += g.bytes;
+                    s.held_at_exit_allocations += g.allocations;
+                    continue;
+                }
                 groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
                 s.leaked_bytes += g.bytes;
                 s.leaked_allocations += g.allocations;
@@ -290,7 +300,10 @@ class Builder {
     void leaks(Report& r) {
         LeakScope& scope = r.leak_scope;
         scope.phase = options_.phase;
-        for (const LeakRow& row : leakRows(procs_, options_.phase)) {
+        auto held = [this](uint32_t process, uint32_t stack) {
+            return heldBy(process, stack) != nullptr;
+        };
+        for (const LeakRow& row : leakRows(procs_, options_.phase, held)) {
             const bool listed = r.leaks.size() < options_.top;
             if (!listed && !options_.leak_filter) {
                 // Beyond the list and nothing to match: counted, never symbolized.
@@ -327,6 +340,77 @@ class Builder {
                 r.leaks.push_back(std::move(site));
             }
         }
+    }
+
+    // Which leak groups' stacks a caching allocator's patterns match (each stack symbolized
+    // once): their memory is that allocator's cache, not leaked.
+    void classifyHeld() {
+        const auto& table = options_.caching_allocators;
+        if (!table || table->empty()) {
+            return;
+        }
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
+                const uint64_t k = (uint64_t{i} << 32) | key.stack;
+                if (key.stack != 0 && !held_.contains(k)) {
+                    held_[k] = table->match(stackOf(i, key.stack));
+                }
+            }
+        }
+    }
+
+    const CachingAllocator* heldBy(uint32_t process, uint32_t stack) const {
+        auto it = held_.find((uint64_t{process} << 32) | stack);
+        return it == held_.end() ? nullptr : it->second;
+    }
+
+    // Held memory per process and allocator, each with its stacks (all phases together).
+    void held(Report& r) {
+        if (held_.empty()) {
+            return;
+        }
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            std::map<std::string, HeldReport> by_allocator;
+            std::map<std::tuple<std::string, uint32_t, Kind, format::Api>, HeldSite> sites;
+            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
+                const CachingAllocator* a = heldBy(i, key.stack);
+                if (!a) {
+                    continue;
+                }
+                HeldSite& site = sites[std::tuple(a->name, key.stack, key.kind, key.api)];
+                site.bytes += g.bytes;
+                site.allocations += g.allocations;
+                site.kind = key.kind;
+                site.api = std::string(format::apiName(key.api));
+                site.stack_id = key.stack;
+            }
+            for (auto& [k, site] : sites) {
+                HeldReport& h = by_allocator[std::get<0>(k)];
+                h.pid = pidOf(*procs_[i]);
+                h.allocator = std::get<0>(k);
+                h.bytes += site.bytes;
+                h.allocations += site.allocations;
+                ++h.sites;
+                h.top_sites.push_back(std::move(site));
+            }
+            for (auto& [name, h] : by_allocator) {
+                std::sort(h.top_sites.begin(), h.top_sites.end(),
+                          [](const HeldSite& a, const HeldSite& b) {
+                              return a.bytes != b.bytes ? a.bytes > b.bytes
+                                                        : a.stack_id < b.stack_id;
+                          });
+                if (h.top_sites.size() > options_.top) {
+                    h.top_sites.resize(options_.top);
+                }
+                for (HeldSite& site : h.top_sites) {
+                    site.stack = stackOf(i, static_cast<uint32_t>(site.stack_id));
+                }
+                r.held_at_exit.push_back(std::move(h));
+            }
+        }
+        std::stable_sort(
+            r.held_at_exit.begin(), r.held_at_exit.end(),
+            [](const HeldReport& a, const HeldReport& b) { return a.bytes > b.bytes; });
     }
 
     void peak(Report& r) {
@@ -549,6 +633,8 @@ class Builder {
     const std::vector<std::unique_ptr<ProcessData>>& procs_;
     std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
     std::map<int, uint64_t> device_leaked_;
+    // (process << 32 | stack) of leak groups -> the caching allocator holding them, or null.
+    std::unordered_map<uint64_t, const CachingAllocator*> held_;
 };
 
 } // namespace

@@ -524,6 +524,30 @@ PhaseReport phaseOf(const Field& f) {
     return p;
 }
 
+// The framework support's fields (report_json_writer.cpp frameworksJson); absent in
+// reports saved before it, which read as holding nothing.
+void frameworksOf(const Field& root, Report& r) {
+    const Field summary = root.at("summary");
+    r.summary.held_at_exit_bytes = u64Or(summary, "held_at_exit_bytes", 0);
+    r.summary.held_at_exit_allocations = u64Or(summary, "held_at_exit_allocations", 0);
+    if (auto held = root.find("held_at_exit")) {
+        held->forEach([&](const Field& h) {
+            HeldReport out;
+            out.pid = u64(h, "pid");
+            out.allocator = str(h, "allocator");
+            out.bytes = u64(h, "bytes");
+            out.allocations = u64(h, "allocations");
+            out.sites = u64(h, "sites");
+            h.at("top_sites").forEach([&](const Field& s) {
+                out.top_sites.push_back(HeldSite{u64(s, "bytes"), u64(s, "allocations"),
+                                                 kindOf(s.at("kind")), str(s, "api"),
+                                                 stackOf(s.at("stack")), u64(s, "stack_id")});
+            });
+            r.held_at_exit.push_back(std::move(out));
+        });
+    }
+}
+
 } // namespace
 
 Frame frameFromJson(const Json& frame) {
@@ -576,6 +600,7 @@ Report fromJson(const Json& json) {
     if (auto phases = root.find("phases")) {
         phases->forEach([&](const Field& p) { r.phases.push_back(phaseOf(p)); });
     }
+    frameworksOf(root, r);
     return r;
 }
 

@@ -50,6 +50,7 @@ class TextReport {
         processes();
         summary();
         leaks();
+        held();
         peak();
         phases();
         fragmentation();
@@ -143,6 +144,11 @@ class TextReport {
                 {"; " + plural(s.uncertain_errors, "error") + " uncertain", Tone::Warn});
         }
         out_.line(std::move(leaked));
+        if (s.held_at_exit_bytes > 0) {
+            out_.line("  held by caching allocators at exit (not leaks): " +
+                      humanBytes(s.held_at_exit_bytes) + " in " +
+                      plural(s.held_at_exit_allocations, "allocation"));
+        }
         out_.line({{"  peak ", Tone::Plain},
                    {humanBytes(s.peak_bytes), Tone::Strong},
                    {" of device memory at " + at(s.peak_time_ns), Tone::Plain}});
@@ -198,6 +204,30 @@ class TextReport {
                           humanBytes(scope.bytes - std::min(scope.bytes, listed_bytes)) +
                           " (--top lists more)",
                       Tone::Dim);
+        }
+    }
+
+    // A cache is not a leak: what each caching allocator still held, and where it got it.
+    void held() {
+        if (r_.held_at_exit.empty()) {
+            return;
+        }
+        heading("Held by caching allocators at exit (their cache, not leaks)");
+        for (const HeldReport& h : r_.held_at_exit) {
+            out_.line(
+                {{"  " + h.allocator + ": ", Tone::Plain},
+                 {humanBytes(h.bytes), Tone::Strong},
+                 {" in " + plural(h.allocations, "allocation") + pidNote(h.pid), Tone::Plain}});
+            for (const HeldSite& site : h.top_sites) {
+                out_.line("    " + humanBytes(site.bytes) + " in " +
+                          plural(site.allocations, "allocation") + ", " +
+                          std::string(format::kindName(site.kind)) + " via " + site.api);
+                out_.stack(site.stack, "      ");
+            }
+            if (h.sites > h.top_sites.size()) {
+                out_.line("    ... " + plural(h.sites - h.top_sites.size(), "more site"),
+                          Tone::Dim);
+            }
         }
     }
 

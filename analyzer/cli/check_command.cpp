@@ -3,6 +3,7 @@
 // unusable input.
 #include "commands.h"
 
+#include "builtin_suppressions.h"
 #include "check_gate.h"
 #include "count_option.h"
 #include "junit_writer.h"
@@ -63,16 +64,7 @@ void printVerdict(analyzer::StyledText& out, const ProcessVerdict& v) {
     }
 }
 
-void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressions) {
-    if (suppressions.empty()) {
-        return;
-    }
-    std::vector<const Suppression*> used, unused;
-    for (const Suppression& s : suppressions.entries()) {
-        (s.uses ? used : unused).push_back(&s);
-    }
-    out.line("suppressions: " + std::to_string(used.size()) + " used, " +
-             std::to_string(unused.size()) + " unused");
+void printUsedSuppressions(analyzer::StyledText& out, const std::vector<const Suppression*>& used) {
     for (const Suppression* s : used) {
         out.line("  used   " + s->text() + "  (" + s->origin + "): " + std::to_string(s->uses) +
                  (s->type == Suppression::Type::Leak
@@ -81,8 +73,35 @@ void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressio
                             formatBytes(s->bytes)
                       : std::string(s->uses == 1 ? " error" : " errors")));
     }
+}
+
+// The user's suppressions, used or not (stale lines should go), then the built-in ones that
+// were used (the others are no news).
+void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressions) {
+    std::vector<const Suppression*> used, unused, builtin_used;
+    size_t builtin = 0;
+    for (const Suppression& s : suppressions.entries()) {
+        if (s.origin == "built-in") {
+            ++builtin;
+            if (s.uses) {
+                builtin_used.push_back(&s);
+            }
+            continue;
+        }
+        (s.uses ? used : unused).push_back(&s);
+    }
+    if (!used.empty() || !unused.empty()) {
+        out.line("suppressions: " + std::to_string(used.size()) + " used, " +
+                 std::to_string(unused.size()) + " unused");
+    }
+    printUsedSuppressions(out, used);
     for (const Suppression* s : unused) {
         out.line({{"  unused " + s->text() + "  (" + s->origin + ")", Tone::Warn}});
+    }
+    if (!builtin_used.empty()) {
+        out.line("built-in suppressions: " + std::to_string(builtin_used.size()) + " of " +
+                 std::to_string(builtin) + " used (--print-builtin-suppressions says why)");
+        printUsedSuppressions(out, builtin_used);
     }
 }
 
@@ -123,6 +142,9 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     if (!args.suppressions.empty()) {
         suppressions = Suppressions::load(args.suppressions);
     }
+    if (!args.frameworks.no_builtin_suppressions) {
+        suppressions.add(builtinSuppressions());
+    }
     // Every trace is analysed before anything is printed: a bad file must fail the gate
     // with one clear line, not after half a verdict. Only the sites shown are kept with
     // their stacks; leak suppressions see every site as the report is made.
@@ -131,6 +153,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.symbols = !args.no_symbols;
     ao.top = args.top;
     ao.phase = args.phase;
+    ao.caching_allocators = cachingAllocatorTable(args.frameworks);
     if (!suppressions.empty()) {
         ao.leak_filter = [&suppressions](const analyzer::LeakSite& site) {
             return suppressions.matchLeak(site) != nullptr;
@@ -237,9 +260,9 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
         "check", "CI gate: fail (exit 1) when traces leak, peak too high or misuse the API");
     auto args = std::make_shared<CheckArgs>();
     cmd->add_option("traces", args->traces,
-                    "Trace files, one per process (or JSON reports from `gpumemtrace report`)")
-        ->required();
+                    "Trace files, one per process (or JSON reports from `gpumemtrace report`)");
     addCheckOptions(cmd, args->options);
+    addFrameworkOptions(cmd, args->options.frameworks, true);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
@@ -250,6 +273,13 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "  gpumemtrace check train.gmtrace --phase epoch --max-peak-bytes 40G");
     cmd->callback([args, &exit_code] {
         try {
+            if (printFrameworkTables(args->options.frameworks, std::cout)) {
+                exit_code = kExitOk;
+                return;
+            }
+            if (args->traces.empty()) {
+                throw CLI::RequiredError("traces");
+            }
             exit_code =
                 runCheckGate(args->traces, args->options, std::cout, terminalStyle(STDOUT_FILENO));
         } catch (const InputError& e) {

@@ -4,9 +4,11 @@
 #include "commands.h"
 
 #include "count_option.h"
+#include "framework_options.h"
 #include "html_report.h"
 #include "output_file.h"
 #include "report.h"
+#include "report_input.h"
 #include "report_json.h"
 #include "terminal_style.h"
 #include "text_report.h"
@@ -36,6 +38,7 @@ struct ReportArgs {
     bool python_only = false;
     bool no_symbols = false;
     std::optional<std::string> phase;
+    FrameworkOptions frameworks;
 };
 
 bool endsWith(const std::string& s, const std::string& suffix) {
@@ -62,6 +65,7 @@ int runReport(const ReportArgs& args) {
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
+    options.caching_allocators = cachingAllocatorTable(args.frameworks);
     const Report report = reportOfTraces(args.traces, options);
 
     std::string out;
@@ -91,7 +95,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("report", "Analyse traces: leaks, peak, fragmentation, "
                                              "failures, errors, phases");
     auto args = std::make_shared<ReportArgs>();
-    cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
+    cmd->add_option("traces", args->traces, "Trace files, one per process");
     cmd->add_option("--format", args->format,
                     "text, json or html (default: text; json or html when -o names a .json or "
                     ".html file)")
@@ -120,6 +124,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
         ->check(countRange(1, analyzer::kMaxTimelinePoints))
         ->default_str("2000");
+    addFrameworkOptions(cmd, args->frameworks, false);
     cmd->footer(
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
         "Example:\n"
@@ -129,9 +134,19 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->callback([args, top, &exit_code] {
         args->top_given = top->count() > 0;
         try {
+            if (printFrameworkTables(args->frameworks, std::cout)) {
+                exit_code = kExitOk;
+                return;
+            }
+            if (args->traces.empty()) {
+                throw CLI::RequiredError("traces");
+            }
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {
             std::cerr << "gpumemtrace: " << analyzer::printable(e.what()) << '\n';
+            exit_code = kExitBadInput;
+        } catch (const InputError& e) {
+            std::cerr << "gpumemtrace report: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         }
     });
