@@ -58,6 +58,10 @@ Json eventJson(const format::Event& e) {
            {"tid", e.tid},
            {"time_ns", e.time_ns},
            {"stack", e.stack_id}};
+    if (e.op == format::Op::Block) {
+        // The api byte holds the caching allocator's action.
+        j["api"] = format::blockActionName(static_cast<uint8_t>(e.api));
+    }
     if (e.actual_size) {
         j["actual_size"] = e.actual_size;
     }
@@ -84,6 +88,9 @@ Json eventJson(const format::Event& e) {
         }
         if (e.flags & format::kFlagImported) {
             j["imported"] = true;
+        }
+        if (e.op == format::Op::Block && (e.flags & format::kFlagInterpreterExiting)) {
+            j["interpreter_exiting"] = true;
         }
     }
     return j;
@@ -154,6 +161,15 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
         break;
     case format::RecordTag::Phase:
         j = Json{{"record", "phase"}, {"time_ns", r.phase.time_ns}, {"name", r.phase.name}};
+        break;
+    case format::RecordTag::CachingAllocator:
+        j = Json{{"record", "caching_allocator"},
+                 {"source", static_cast<int>(r.caching_allocator.source)},
+                 {"status", format::cachingAllocatorStatusName(r.caching_allocator.status)},
+                 {"time_ns", r.caching_allocator.time_ns},
+                 {"version", r.caching_allocator.version},
+                 {"detail", r.caching_allocator.detail},
+                 {"config", r.caching_allocator.config}};
         break;
     }
     if (r.from_ring) {

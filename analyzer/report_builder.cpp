@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "cuda_errors.h"
+#include "oom_hints.h"
 #include "python_code.h"
 #include "stack_symbolizer.h"
 
@@ -20,6 +21,9 @@ namespace gmt::analyzer {
 using format::Kind;
 
 namespace {
+
+// What a leak site at the tensor level says it was allocated through.
+constexpr std::string_view kBlockApi = "PyTorch caching allocator";
 
 uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
@@ -118,6 +122,19 @@ uint32_t phaseIndex(const ProcessData& p, const std::string& name) {
     return kNoPhase;
 }
 
+// A process's leak groups: its own allocations' (Lifetimes) and, at the tensor level, the
+// blocks its caching allocator still had allocated (BlockTracker, kind Block).
+template <typename Visit> void forEachLeak(const ProcessData& p, Visit&& visit) {
+    for (const auto& [key, g] : p.lifetimes->leaks()) {
+        visit(key, g);
+    }
+    if (p.blocks) {
+        for (const auto& [key, g] : p.blocks->leaks()) {
+            visit(key, g);
+        }
+    }
+}
+
 // `held(process, stack)`: the group is a caching allocator's, not a leak.
 std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
                               const std::optional<std::string>& phase,
@@ -130,9 +147,9 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             continue;
         }
         std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
-        for (const auto& [key, g] : p.lifetimes->leaks()) {
-            if ((phase && key.phase != wanted) || held(i, key.stack)) {
-                continue;
+        forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
+            if ((phase && key.phase != wanted) || (key.kind != Kind::Block && held(i, key.stack))) {
+                return;
             }
             auto [it, inserted] = index.try_emplace(
                 std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
@@ -144,7 +161,7 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             rows[it->second].allocations += g.allocations;
             rows[it->second].uncertain_bytes += g.uncertain_bytes;
             rows[it->second].uncertain_allocations += g.uncertain_allocations;
-        }
+        });
     }
     std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
         if (a.bytes != b.bytes) {
@@ -179,6 +196,7 @@ class Builder {
         failures(r);
         errors(r);
         timeline(r);
+        caching(r);
         // Detail, in the order its stacks are embedded when they are too many to embed.
         allocated(r);
         moments(r);
@@ -216,11 +234,11 @@ class Builder {
             std::vector<std::pair<uint64_t, uint64_t>> phase_leaked(phase_stats.size());
             std::set<std::tuple<uint32_t, Kind, format::Api, bool>> groups;
             uint64_t proc_leaked = 0;
-            for (const auto& [key, g] : p.lifetimes->leaks()) {
-                if (heldBy(i, key.stack)) {
+            forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
+                if (key.kind != Kind::Block && heldBy(i, key.stack)) {
                     s.held_at_exit_bytes += g.bytes;
                     s.held_at_exit_allocations += g.allocations;
-                    continue;
+                    return;
                 }
                 groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
                 s.leaked_bytes += g.bytes;
@@ -240,7 +258,7 @@ class Builder {
                     phase_leaked[key.phase].first += g.bytes;
                     phase_leaked[key.phase].second += g.allocations;
                 }
-            }
+            });
             s.leak_groups += groups.size();
             r.processes.push_back(processReport(p, proc_leaked));
             for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
@@ -318,7 +336,8 @@ class Builder {
             site.bytes = row.bytes;
             site.allocations = row.allocations;
             site.kind = row.kind;
-            site.api = std::string(format::apiName(row.api));
+            site.api = row.kind == Kind::Block ? std::string(kBlockApi)
+                                               : std::string(format::apiName(row.api));
             site.stack = stackOf(row.process, row.stack);
             site.released_by_teardown = row.teardown;
             site.pid = pidOf(*procs_[row.process]);
@@ -509,6 +528,124 @@ class Builder {
                 r.timeline.push_back(TimelineReport{device, t.points()});
             }
         }
+    }
+
+    InsideSegmentsReport spaceReport(const InsideSegments& m, uint32_t process, Moment moment,
+                                     uint64_t time_ns, bool exact) const {
+        InsideSegmentsReport out;
+        out.pid = pidOf(*procs_[process]);
+        out.moment = moment;
+        out.time_ns = time_ns;
+        out.device = m.device;
+        out.exact = exact;
+        out.reserved_bytes = m.reserved;
+        out.allocated_bytes = m.allocated;
+        out.active_bytes = m.active;
+        out.requested_bytes = m.requested;
+        out.reserved_unallocated_bytes = m.reserved - std::min(m.reserved, m.allocated);
+        out.free_bytes = m.free;
+        out.inactive_split_blocks = m.inactive_split_blocks;
+        out.inactive_split_bytes = m.inactive_split_bytes;
+        out.releasable_bytes = m.releasable;
+        out.largest_free_bytes = m.largest_free;
+        for (const StreamSpace& st : m.streams) {
+            out.streams.push_back({st.stream, st.reserved, st.allocated, st.free, st.largest_free});
+        }
+        for (const SegmentSpace& seg : m.segments) {
+            out.segments.push_back({seg.address, seg.bytes, seg.allocated, seg.free,
+                                    seg.largest_free, seg.stream, seg.expandable});
+        }
+        out.segment_count = m.segment_count;
+        return out;
+    }
+
+    // The tensor level: what each process's caching allocator did (docs/frameworks.md).
+    void caching(Report& r) {
+        CachingReport out;
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            const ProcessData& p = *procs_[i];
+            if (!p.blocks && !p.caching_allocator) {
+                continue;
+            }
+            CachingAllocatorReport a;
+            a.pid = pidOf(p);
+            a.allocator = "PyTorch CUDA caching allocator";
+            if (p.caching_allocator) {
+                a.version = p.caching_allocator->version;
+                a.status =
+                    std::string(format::cachingAllocatorStatusName(p.caching_allocator->status));
+                a.detail = p.caching_allocator->detail;
+                a.config = p.caching_allocator->config;
+            } else {
+                a.status = "attached"; // block events without the record (a forked child)
+            }
+            if (p.blocks) {
+                const BlockTracker& b = *p.blocks;
+                a.sizes_exact = b.rules().exact && b.estimated() == 0;
+                a.estimated_blocks = b.estimated();
+                a.unmatched_events = b.unmatched();
+                for (const auto& [device, t] : b.totals()) {
+                    a.devices.push_back(CachingDeviceReport{
+                        device, t.allocated_peak.bytes, t.allocated_peak.time_ns,
+                        t.reserved_peak.bytes, t.reserved_peak.time_ns, t.allocations, t.frees,
+                        t.allocated, t.reserved});
+                }
+                std::vector<std::pair<uint32_t, SiteLive>> exit(b.exitFreed().begin(),
+                                                                b.exitFreed().end());
+                std::sort(exit.begin(), exit.end(), [](const auto& x, const auto& y) {
+                    return x.second.bytes != y.second.bytes ? x.second.bytes > y.second.bytes
+                                                            : x.first < y.first;
+                });
+                a.exit_freed_sites = exit.size();
+                for (const auto& [stack, live] : exit) {
+                    a.exit_freed_bytes += live.bytes;
+                    a.exit_freed_blocks += live.allocations;
+                    if (a.exit_freed_top_sites.size() < options_.top) {
+                        a.exit_freed_top_sites.push_back(
+                            HeldSite{live.bytes, live.allocations, Kind::Block,
+                                     std::string(kBlockApi), stackOf(i, stack), stack});
+                    }
+                }
+                for (const BlockOom& oom : b.ooms()) {
+                    CachingOomReport o;
+                    o.pid = pidOf(p);
+                    o.time_ns = oom.time_ns;
+                    o.device = oom.device;
+                    o.stream = oom.stream;
+                    o.requested_bytes = oom.requested;
+                    o.device_free_bytes = oom.device_free;
+                    o.released_bytes = oom.released_before;
+                    o.stack = stackOf(i, oom.stack);
+                    o.space = spaceReport(oom.space, i, Moment::Failure, oom.time_ns, true);
+                    explainOom(oom, b.rules(), o);
+                    out.ooms.push_back(std::move(o));
+                }
+            }
+            out.processes.push_back(std::move(a));
+        }
+        if (out.processes.empty()) {
+            return;
+        }
+        const LiveAccounting& acc = analysis_.blockAccounting();
+        out.tensor_peak.bytes = acc.peak().bytes;
+        out.tensor_peak.time_ns = acc.peak().time_ns;
+        auto sites = acc.peakSites();
+        std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
+            return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                                    : a.first < b.first;
+        });
+        for (size_t i = 0; i < sites.size() && i < options_.top; ++i) {
+            auto process = static_cast<uint32_t>(sites[i].first >> 32);
+            auto stack = static_cast<uint32_t>(sites[i].first);
+            out.tensor_peak.top_sites.push_back(
+                PeakSite{sites[i].second.bytes, sites[i].second.allocations,
+                         stackOf(process, stack), pidOf(*procs_[process]), stack});
+        }
+        for (const BlockSpaceEntry& e : analysis_.blockPeakSpace()) {
+            out.fragmentation.push_back(
+                spaceReport(e.space, e.process, Moment::Peak, e.time_ns, e.exact));
+        }
+        r.caching = std::move(out);
     }
 
     // A detail field's stack: each (process, stack) symbolized once, the first
