@@ -12,7 +12,8 @@ struct Entry {
 // Module patterns: these libraries allocate device memory only for their own handles and
 // plans, never for the program's data (which the program allocates, or a framework's
 // allocator, whose stacks have no frame of these libraries), so nothing of the program's
-// own is hidden by them.
+// own is hidden by them. Function patterns name the one place a framework allocates such a
+// library's memory for it.
 constexpr Entry kEntries[] = {
     {"libcublas.so*",
      "cuBLAS allocates a workspace per handle (and per stream it is used on) when the handle "
@@ -30,6 +31,16 @@ constexpr Entry kEntries[] = {
      "NCCL's communicator buffers (cudaMalloc or cuMem* VMM memory: channels, proxy and "
      "registration buffers) live as long as the communicator; process groups are often "
      "not destroyed before exit"},
+    // PyTorch gives each cuBLAS/cuBLASLt handle and stream a workspace from its own caching
+    // allocator (a tensor-level block, frameworks.md), kept in a map it never destroys.
+    {"at::cuda::getCurrentCUDABlasHandle",
+     "PyTorch's cuBLAS workspace: a block of its caching allocator per handle and stream, kept "
+     "in a map PyTorch deliberately never destroys (torch.backends.cuda's cuBLAS workspace)"},
+    {"at::cuda::getCUDABlasLtWorkspace",
+     "PyTorch's cuBLASLt workspace, likewise one block per handle and stream, never freed"},
+    {"at::cuda::*getNewWorkspace*",
+     "the function PyTorch's cuBLAS and cuBLASLt workspaces are allocated in, when the two "
+     "above are inlined away"},
     {"libcudart.so*",
      "the CUDA runtime's own allocations, made inside libcudart for itself: a program's "
      "cudaMalloc is named after that call and its stack has no libcudart frame, so only "
