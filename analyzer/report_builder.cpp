@@ -432,23 +432,27 @@ class Builder {
             [](const HeldReport& a, const HeldReport& b) { return a.bytes > b.bytes; });
     }
 
-    void peak(Report& r) {
-        const LiveAccounting& acc = analysis_.accounting();
+    // The peak of one level and the --top stacks holding it, largest first.
+    PeakReport peakOf(const LiveAccounting& acc) {
+        PeakReport out;
         auto sites = acc.peakSites();
         std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
             return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
                                                     : a.first < b.first;
         });
-        r.peak.bytes = acc.peak().bytes;
-        r.peak.time_ns = acc.peak().time_ns;
+        out.bytes = acc.peak().bytes;
+        out.time_ns = acc.peak().time_ns;
         for (size_t i = 0; i < sites.size() && i < options_.top; ++i) {
             auto process = static_cast<uint32_t>(sites[i].first >> 32);
             auto stack = static_cast<uint32_t>(sites[i].first);
-            r.peak.top_sites.push_back(PeakSite{sites[i].second.bytes, sites[i].second.allocations,
-                                                stackOf(process, stack), pidOf(*procs_[process]),
-                                                stack});
+            out.top_sites.push_back(PeakSite{sites[i].second.bytes, sites[i].second.allocations,
+                                             stackOf(process, stack), pidOf(*procs_[process]),
+                                             stack});
         }
+        return out;
     }
+
+    void peak(Report& r) { r.peak = peakOf(analysis_.accounting()); }
 
     void fragmentation(Report& r) {
         for (const FragmentationEntry& fe : analysis_.fragmentation()) {
@@ -626,21 +630,7 @@ class Builder {
         if (out.processes.empty()) {
             return;
         }
-        const LiveAccounting& acc = analysis_.blockAccounting();
-        out.tensor_peak.bytes = acc.peak().bytes;
-        out.tensor_peak.time_ns = acc.peak().time_ns;
-        auto sites = acc.peakSites();
-        std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
-            return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
-                                                    : a.first < b.first;
-        });
-        for (size_t i = 0; i < sites.size() && i < options_.top; ++i) {
-            auto process = static_cast<uint32_t>(sites[i].first >> 32);
-            auto stack = static_cast<uint32_t>(sites[i].first);
-            out.tensor_peak.top_sites.push_back(
-                PeakSite{sites[i].second.bytes, sites[i].second.allocations,
-                         stackOf(process, stack), pidOf(*procs_[process]), stack});
-        }
+        out.tensor_peak = peakOf(analysis_.blockAccounting());
         for (const BlockSpaceEntry& e : analysis_.blockPeakSpace()) {
             out.fragmentation.push_back(
                 spaceReport(e.space, e.process, Moment::Peak, e.time_ns, e.exact));

@@ -17,11 +17,11 @@ Exit 0 pass, 1 fail, 77 skipped (the simulated CUDA or the traced interpreter is
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import e2e_case  # noqa: E402
 from e2e_case import Skip, expect, run_case  # noqa: E402
 
 ARGS = None
@@ -30,14 +30,7 @@ MiB = 1 << 20
 
 
 def marker_lines(program):
-    """{"planted": 71, ...} from the `# LINE:name` comments of a program."""
-    lines = {}
-    with open(os.path.join(PROGRAMS, program)) as f:
-        for number, text in enumerate(f, 1):
-            m = re.search(r"# LINE:(\w+)", text)
-            if m:
-                lines[m.group(1)] = number
-    return lines
+    return e2e_case.marker_lines(os.path.join(PROGRAMS, program))
 
 
 def base_env():
