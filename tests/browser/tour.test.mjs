@@ -61,34 +61,37 @@ test("hovering the chart shows a time and bytes", async () => {
 
 test("zooming in on the peak and clicking it lists what was live: 64 MiB train_step, 48 MiB cache_activations", async () => {
   const over = await (await opened.page.$("#gmt-chart-device-0 .u-over")).boundingBox();
-  // How many pixels the peak lasts on the axis: from its sample to the next one.
-  const peakWidth = () =>
+  // Where the largest sampled moment (what was live at the peak) lies on the axis, in
+  // pixels: its left and right ends. How long the peak lasts depends on how the recorded
+  // program was scheduled, so the test zooms until it is wide enough to click.
+  const peakSpan = () =>
     opened.page.evaluate(() => {
-      const u = GMT.timeline.charts[0].plot;
-      const top = u.data[1];
-      let at = 0;
-      for (let i = 1; i < top.length; i++) if (top[i] > top[at]) at = i;
-      return u.valToPos(u.data[0][at + 1], "x") - u.valToPos(u.data[0][at], "x");
+      const c = GMT.timeline.charts[0];
+      const m = c.ctx.report.moments.reduce((a, b) => (Number(b.live_bytes) > Number(a.live_bytes) ? b : a));
+      const o = c.ctx.origin;
+      return [c.plot.valToPos(Number(m.time_ns) - o, "x"), c.plot.valToPos(Number(m.until_ns) - o, "x")];
     });
-  let m;
-  // Drag a few pixels around the peak marker (uPlot zooms into the dragged range) until
-  // the peak is wide enough to click; each drag narrows the axis about a hundredfold.
-  for (let i = 0; i < 8 && (await peakWidth()) < 12; i++) {
-    m = await opened.page.$eval(".gmt-marker.peak", (e) => parseFloat(e.style.left));
+  // Drag a few pixels around the peak (uPlot zooms into the dragged range) until it is wide
+  // enough to click; each drag narrows the axis about a hundredfold.
+  let span = await peakSpan();
+  for (let i = 0; i < 12 && span[1] - span[0] < 12; i++) {
+    const mid = (span[0] + span[1]) / 2;
     const before = await opened.page.evaluate(() => GMT.timeline.charts[0].plot.scales.x.max - GMT.timeline.charts[0].plot.scales.x.min);
-    await opened.page.mouse.move(over.x + m - 4, over.y + 20);
+    await opened.page.mouse.move(over.x + mid - 4, over.y + 20);
     await opened.page.mouse.down();
-    await opened.page.mouse.move(over.x + m + 8, over.y + 20, { steps: 4 });
+    await opened.page.mouse.move(over.x + mid + 4, over.y + 20, { steps: 4 });
     await opened.page.mouse.up();
     await opened.page.waitForFunction(
       (b) => GMT.timeline.charts[0].plot.scales.x.max - GMT.timeline.charts[0].plot.scales.x.min < b,
       {},
       before
     );
+    span = await peakSpan();
   }
-  assert.ok((await peakWidth()) >= 12, "zoomed in far enough to click the peak");
-  m = await opened.page.$eval(".gmt-marker.peak", (e) => parseFloat(e.style.left));
-  await opened.page.mouse.click(over.x + m + 4, over.y + 20);
+  assert.ok(span[1] - span[0] >= 12, "zoomed in far enough to click the peak");
+  const marker = await opened.page.$eval(".gmt-marker.peak", (e) => parseFloat(e.style.left));
+  assert.ok(marker >= span[0] - 1 && marker <= span[1] + 1, "the peak marker lies on the peak");
+  await opened.page.mouse.click(over.x + (span[0] + span[1]) / 2, over.y + 20);
   await opened.page.waitForSelector("#gmt-moment-table");
   const moment = await opened.page.$eval(".gmt-moment-title", (e) => ({ bytes: Number(e.dataset.liveBytes), text: e.textContent }));
   assert.equal(moment.bytes, 112 * MiB);
