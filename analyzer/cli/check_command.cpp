@@ -265,6 +265,10 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
     addFrameworkOptions(cmd, args->options.frameworks, true);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
+                "What caching allocators (PyTorch, CuPy, XLA, RMM) still hold at exit is their "
+                "cache, not a leak (--count-cached counts it); the one-time allocations of "
+                "cuBLAS, cuDNN, cuFFT, NCCL and the CUDA runtime are suppressed by built-in "
+                "lines (--print-builtin-suppressions).\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
                 "Example:\n"
                 "  gpumemtrace record -o 'ci.%p.gmtrace' -- ctest\n"
