@@ -49,7 +49,7 @@ Json headerJson(const format::HeaderInfo& h) {
 
 Json eventJson(const format::Event& e) {
     Json j{{"event", format::opName(e.op)},
-           {"api", format::apiName(e.api)},
+           {"api", format::eventApiName(e.op, e.api)},
            {"kind", format::kindName(e.kind)},
            {"result", e.result},
            {"address", hex(e.address)},
@@ -58,10 +58,6 @@ Json eventJson(const format::Event& e) {
            {"tid", e.tid},
            {"time_ns", e.time_ns},
            {"stack", e.stack_id}};
-    if (e.op == format::Op::Block) {
-        // The api byte holds the caching allocator's action.
-        j["api"] = format::blockActionName(static_cast<uint8_t>(e.api));
-    }
     if (e.actual_size) {
         j["actual_size"] = e.actual_size;
     }

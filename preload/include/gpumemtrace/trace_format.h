@@ -266,6 +266,12 @@ inline std::string_view opName(Op op) {
     }
 }
 
+// What an event's api byte names: the API called, or for a Block event the caching
+// allocator's action.
+inline std::string_view eventApiName(Op op, Api api) {
+    return op == Op::Block ? blockActionName(static_cast<uint8_t>(api)) : apiName(api);
+}
+
 // Event flags (Event::flags). The CUDA call's own flags go in the low 32 bits' lower half
 // where they matter (cudaHostAlloc flags, managed attach flags); these mark our facts.
 inline constexpr uint32_t kFlagHostLocated = 1u << 31; // VmmCreate: handle lives in host memory
