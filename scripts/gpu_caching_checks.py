@@ -163,7 +163,8 @@ def check_caching(env, row):
         o = at_line[0]
         hint = next(h for h in o["hints"] if h["remedy"] == "expandable_segments")
         row("caching: fragmentation OOM diagnosed, hint names expandable_segments",
-            o["fragmentation"] and hint["verdict"].startswith("would"),
+            o["fragmentation"] and
+            hint["verdict"] in ("would likely have avoided it", "might have helped"),
             f"{o['requested_bytes']} B asked, driver free {o['device_free_bytes']} B: "
             f"{o['diagnosis']}; expandable_segments: {hint['verdict']} ({hint['why'][:200]}); "
             f"PyTorch said: {info.get('message', '')[:300]}")

@@ -16,6 +16,10 @@
 
 namespace gmt::preload::frameworks {
 
+// name() returns a std::string PyTorch built: the rows of torch_abi.cpp are of wheels built
+// with the C++11 string ABI, which this library must use too.
+static_assert(_GLIBCXX_USE_CXX11_ABI == 1, "PyTorch's std::string is the C++11 ABI's");
+
 namespace {
 
 // The mangled name of c10::cuda::CUDACachingAllocator::allocator, a
