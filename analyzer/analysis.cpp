@@ -54,8 +54,10 @@ uint64_t ProcessData::deviceTotal(int device) const {
 }
 
 Analysis::Analysis(AnalysisOptions options)
-    : options_(options), accounting_(options.timeline_points, options.detail) {
+    : options_(options), accounting_(options.timeline_points, options.detail),
+      block_accounting_(options.timeline_points) {
     accounting_.onPeakSnapshot([this](const PeakPoint& p) { onPeakSnapshot(p); });
+    block_accounting_.onPeakSnapshot([this](const PeakPoint& p) { onBlockPeakSnapshot(p); });
 }
 
 Analysis::~Analysis() = default;
@@ -128,6 +130,10 @@ void Analysis::onRecord(uint32_t process, const Record& r) {
     case format::RecordTag::PythonCode:
         p.python_code[r.python_code.id] = r.python_code;
         break;
+    case format::RecordTag::CachingAllocator:
+        p.caching_allocator = r.caching_allocator;
+        blocksOf(p, process).setRules(AllocatorRules::parse(r.caching_allocator.config));
+        break;
     case format::RecordTag::Event:
         onEvent(process, r.event);
         break;
@@ -151,6 +157,10 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
     }
     p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
     p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
+    if (e.op == Op::Block) {
+        onBlockEvent(p, process, e);
+        return;
+    }
     // The peak's live set lasts until the first thing that ends memory or address space;
     // its snapshot (sites, fragmentation) is taken right before that, so it includes
     // mappings made on the plateau.
@@ -180,6 +190,56 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
                              new_allocations ? e.size : 0, c.frees - frees);
     if (failed) {
         onFailure(process, e);
+    }
+}
+
+BlockTracker& Analysis::blocksOf(ProcessData& p, uint32_t process) {
+    if (!p.blocks) {
+        p.blocks = std::make_unique<BlockTracker>(process, block_accounting_);
+    }
+    return *p.blocks;
+}
+
+// A block event is the tensor level: it never changes the process's own allocations (the
+// segments are Alloc and VmmMap events of their own).
+void Analysis::onBlockEvent(ProcessData& p, uint32_t process, const format::Event& e) {
+    switch (static_cast<format::BlockAction>(e.api)) {
+    case format::BlockAction::FreeRequested:
+    case format::BlockAction::FreeCompleted:
+    case format::BlockAction::SegmentFree:
+    case format::BlockAction::SegmentUnmap:
+        // The tensor peak's live set ends here: its snapshot sees the blocks before.
+        block_accounting_.settle();
+        break;
+    default:
+        break;
+    }
+    blocksOf(p, process).onEvent(e, p.phase_tracker->current());
+}
+
+void Analysis::onBlockPeakSnapshot(const PeakPoint& peak) {
+    size_t live = 0;
+    for (const auto& p : processes_) {
+        live += p->blocks ? p->blocks->walkSize() : 0;
+    }
+    if (live > kCheapLiveSet &&
+        (events_ - events_at_last_block_measure_) * kWalkStepsPerEvent < live) {
+        for (auto& entry : block_peak_space_) {
+            entry.exact = false;
+        }
+        return;
+    }
+    events_at_last_block_measure_ = events_;
+    block_peak_space_.clear();
+    for (uint32_t i = 0; i < processes_.size(); ++i) {
+        const ProcessData& p = *processes_[i];
+        if (p.ended || !p.blocks) {
+            continue;
+        }
+        for (int device : p.blocks->devices()) {
+            block_peak_space_.push_back(
+                {i, peak.time_ns, true, p.blocks->measure(device, options_.top)});
+        }
     }
 }
 
@@ -295,6 +355,10 @@ void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
         p.lifetimes->onUnlocatedLoss();
     }
     const uint64_t end = p.endTime();
+    block_accounting_.settle();
+    if (p.blocks) {
+        p.blocks->releaseAll(end);
+    }
     p.lifetimes->releaseAll(end);
     p.phase_tracker->end(end);
     p.ended = true;
@@ -307,6 +371,7 @@ void Analysis::finish() {
         }
     }
     accounting_.settle();
+    block_accounting_.settle();
     fragmentation_ = peak_fragmentation_;
     fragmentation_.insert(fragmentation_.end(), failure_fragmentation_.begin(),
                           failure_fragmentation_.end());
@@ -314,6 +379,9 @@ void Analysis::finish() {
         ProcessData& p = *processes_[i];
         measureDevices(i, false, Moment::End, p.endTime(), fragmentation_);
         p.lifetimes->finish();
+        if (p.blocks) {
+            p.blocks->finish();
+        }
     }
 }
 

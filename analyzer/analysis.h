@@ -5,6 +5,7 @@
 // with the trace (failures, errors, phase markers) are capped, with exact counts.
 #pragma once
 
+#include "block_tracker.h"
 #include "fragmentation.h"
 #include "growth_analysis.h"
 #include "lifetimes.h"
@@ -86,6 +87,14 @@ struct PhaseRecord {
     uint32_t phase = kNoPhase;
 };
 
+// The free space inside a caching allocator's segments, measured at the tensor-level peak.
+struct BlockSpaceEntry {
+    uint32_t process = 0;
+    uint64_t time_ns = 0;
+    bool exact = true; // false: measured at an earlier peak (the walk was not paid for)
+    InsideSegments space;
+};
+
 struct ProcessData {
     std::string trace_file;
     format::Prologue prologue{};
@@ -107,6 +116,10 @@ struct ProcessData {
     uint64_t last_time_ns = 0;
     uint64_t events = 0;
     std::unique_ptr<Lifetimes> lifetimes;
+    // The blocks of a framework's caching allocator (block events), and what the recorder
+    // said of the allocator; null / unset when the trace has neither.
+    std::unique_ptr<BlockTracker> blocks;
+    std::optional<format::CachingAllocatorInfo> caching_allocator;
 
     uint64_t granularity(int device) const;
     uint64_t deviceTotal(int device) const;
@@ -134,20 +147,29 @@ class Analysis {
     void finish();
 
     // Tells `observer` of every change to a (process, stack) live-byte counter from now on
-    // (nullptr: stop).
-    void observeSites(SiteObserver* observer) { accounting_.setObserver(observer); }
+    // (nullptr: stop), at both levels: allocations, and a caching allocator's blocks.
+    void observeSites(SiteObserver* observer) {
+        accounting_.setObserver(observer);
+        block_accounting_.setObserver(observer);
+    }
 
     const AnalysisOptions& options() const { return options_; }
     const std::vector<std::unique_ptr<ProcessData>>& processes() const { return processes_; }
     const LiveAccounting& accounting() const { return accounting_; }
     const std::vector<Failure>& failures() const { return failures_; }
     const std::vector<FragmentationEntry>& fragmentation() const { return fragmentation_; }
+    // The tensor level: blocks of caching allocators (block_tracker.h), all processes.
+    const LiveAccounting& blockAccounting() const { return block_accounting_; }
+    const std::vector<BlockSpaceEntry>& blockPeakSpace() const { return block_peak_space_; }
 
   private:
     void onEvent(uint32_t process, const format::Event& e);
     void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);
     void onPeakSnapshot(const PeakPoint& peak);
+    void onBlockEvent(ProcessData& p, uint32_t process, const format::Event& e);
+    void onBlockPeakSnapshot(const PeakPoint& peak);
+    BlockTracker& blocksOf(ProcessData& p, uint32_t process);
     std::vector<int> devicesOf(const ProcessData& p, bool live_only) const;
     // Fragmentation on every device of the process (live_only: those holding memory), in
     // one walk of its live set, appended to `out` as taken at `moment` (with each device's
@@ -166,6 +188,9 @@ class Analysis {
     uint64_t events_ = 0;
     uint64_t events_at_last_measure_ = 0;
     LifetimeObserver* lifetime_observer_ = nullptr;
+    LiveAccounting block_accounting_;
+    std::vector<BlockSpaceEntry> block_peak_space_;
+    uint64_t events_at_last_block_measure_ = 0;
 };
 
 } // namespace gmt::analyzer

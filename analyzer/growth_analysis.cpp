@@ -24,13 +24,20 @@ class GrowthFeed : public SiteObserver {
     const PhaseTracker& phases_;
 };
 
+// The process's sites at both levels: its allocations, and the blocks a caching allocator
+// handed out inside them (block_tracker.h). A framework's segments are cached, so only its
+// blocks show the program's growth and its steps' allocation pattern. A block's stack is
+// taken in the allocator's callback and a segment's in the CUDA call under it, so no stack
+// is a site of both levels.
 std::vector<std::pair<uint32_t, SiteHistory>> sitesOf(const Analysis& analysis, uint32_t process) {
     std::vector<std::pair<uint32_t, SiteHistory>> sites;
-    analysis.accounting().forEachSiteHistory([&](uint64_t key, const SiteHistory& h) {
+    const auto add = [&](uint64_t key, const SiteHistory& h) {
         if (key >> 32 == process) {
             sites.emplace_back(static_cast<uint32_t>(key), h);
         }
-    });
+    };
+    analysis.accounting().forEachSiteHistory(add);
+    analysis.blockAccounting().forEachSiteHistory(add);
     return sites;
 }
 

@@ -330,6 +330,10 @@ bool Lifetimes::onEvent(const Event& e) {
         // Pool memory is counted per allocation, from request to free request; what the
         // pool itself keeps reserved is the driver's business.
         return false;
+    case Op::Block:
+        // A caching allocator's block: inside a segment this process already holds
+        // (Analysis hands these to its BlockTracker).
+        return false;
     }
     return false;
 }

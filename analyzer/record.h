@@ -22,6 +22,7 @@ struct Record {
     format::TrailerInfo trailer;
     format::PhaseInfo phase;
     format::PythonCodeInfo python_code;
+    format::CachingAllocatorInfo caching_allocator;
 };
 
 } // namespace gmt::analyzer

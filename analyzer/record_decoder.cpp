@@ -42,6 +42,9 @@ DecodeStatus decodeRecord(format::ByteReader& r, Record& out, format::EventCoder
     case RecordTag::PythonCode:
         ok = format::decodePythonCode(body, out.python_code);
         break;
+    case RecordTag::CachingAllocator:
+        ok = format::decodeCachingAllocator(body, out.caching_allocator);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

@@ -49,7 +49,7 @@ Json headerJson(const format::HeaderInfo& h) {
 
 Json eventJson(const format::Event& e) {
     Json j{{"event", format::opName(e.op)},
-           {"api", format::apiName(e.api)},
+           {"api", format::eventApiName(e.op, e.api)},
            {"kind", format::kindName(e.kind)},
            {"result", e.result},
            {"address", hex(e.address)},
@@ -84,6 +84,9 @@ Json eventJson(const format::Event& e) {
         }
         if (e.flags & format::kFlagImported) {
             j["imported"] = true;
+        }
+        if (e.op == format::Op::Block && (e.flags & format::kFlagInterpreterExiting)) {
+            j["interpreter_exiting"] = true;
         }
     }
     return j;
@@ -158,6 +161,15 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"name", r.phase.name},
                  {"kind", format::phaseKindName(r.phase.kind)},
                  {"tid", r.phase.tid}};
+        break;
+    case format::RecordTag::CachingAllocator:
+        j = Json{{"record", "caching_allocator"},
+                 {"source", static_cast<int>(r.caching_allocator.source)},
+                 {"status", format::cachingAllocatorStatusName(r.caching_allocator.status)},
+                 {"time_ns", r.caching_allocator.time_ns},
+                 {"version", r.caching_allocator.version},
+                 {"detail", r.caching_allocator.detail},
+                 {"config", r.caching_allocator.config}};
         break;
     }
     if (r.from_ring) {

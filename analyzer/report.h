@@ -5,6 +5,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "caching_allocators.h"
 #include "lifetimes.h"
 #include "symbolizer.h"
 
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -114,6 +116,10 @@ struct Summary {
     // Of the errors and leaked bytes, those that missing events could explain.
     uint64_t uncertain_errors = 0;
     uint64_t uncertain_leaked_bytes = 0;
+    // Still live at the end but held by a caching allocator (Report::held_at_exit): not
+    // in the leaked figures.
+    uint64_t held_at_exit_bytes = 0;
+    uint64_t held_at_exit_allocations = 0;
 };
 
 struct KindReport {
@@ -162,6 +168,26 @@ struct LeakScope {
     // Of `bytes` and `allocations`, those missing events could explain.
     uint64_t uncertain_bytes = 0;
     uint64_t uncertain_allocations = 0;
+};
+
+// What a caching allocator (caching_allocators.h) still held when its process ended, per
+// process and allocator: its cache, not a leak (docs/analysis.md, "Held by a caching
+// allocator at exit").
+struct HeldSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+    uint64_t stack_id = 0;
+};
+struct HeldReport {
+    uint64_t pid = 0;
+    std::string allocator; // the table entry's name
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;              // stacks, listed or not
+    std::vector<HeldSite> top_sites; // largest first, ReportOptions::top of them
 };
 
 struct PeakSite {
@@ -356,6 +382,112 @@ struct RankRow {
     std::vector<std::string> outlier;
 };
 
+// ---- The tensor level: a framework's caching allocator (docs/frameworks.md) ----
+
+// The free space inside a caching allocator's segments on one device at one moment
+// (block_tracker.h InsideSegments): the figures PyTorch's memory_stats() and its OOM
+// message give ("reserved but unallocated").
+struct SegmentSpaceReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t free_bytes = 0;
+    uint64_t largest_free_bytes = 0;
+    uint64_t stream = 0;
+    bool expandable = false;
+};
+struct StreamSpaceReport {
+    uint64_t stream = 0;
+    uint64_t reserved_bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t free_bytes = 0;
+    uint64_t largest_free_bytes = 0;
+};
+struct InsideSegmentsReport {
+    uint64_t pid = 0;
+    Moment moment = Moment::Peak; // the tensor-level peak, or an OOM (Moment::Failure)
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    bool exact = true; // false: measured at an earlier tensor-level peak
+    uint64_t reserved_bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t active_bytes = 0;
+    uint64_t requested_bytes = 0;
+    uint64_t reserved_unallocated_bytes = 0; // reserved - allocated
+    uint64_t free_bytes = 0;                 // free blocks (reserved - active)
+    uint64_t inactive_split_blocks = 0;
+    uint64_t inactive_split_bytes = 0;
+    uint64_t releasable_bytes = 0; // wholly free segments: what empty_cache() would give back
+    uint64_t largest_free_bytes = 0;
+    std::vector<StreamSpaceReport> streams;
+    std::vector<SegmentSpaceReport> segments; // most free first (--top)
+    uint64_t segment_count = 0;
+};
+
+// Would a setting or a change have avoided an OOM (docs/frameworks.md, "Out of memory")?
+struct OomHint {
+    std::string
+        remedy; // "expandable_segments", "max_split_size_mb", "empty_cache", "smaller batch"
+    std::string verdict;   // "would have avoided it", "would not have helped", "might have helped"
+    bool estimate = false; // the recorded state does not settle it
+    std::string why;
+};
+
+struct CachingOomReport {
+    uint64_t pid = 0;
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    uint64_t stream = 0;
+    uint64_t requested_bytes = 0;   // rounded, as the allocator tried it
+    uint64_t device_free_bytes = 0; // the driver's free memory then
+    uint64_t released_bytes = 0;    // cached segments given back right before it gave up
+    bool fragmentation = false;     // enough free in total, no free block large enough
+    std::string diagnosis;
+    std::vector<OomHint> hints;
+    Stack stack;
+    InsideSegmentsReport space;
+};
+
+// One device's figures at both levels.
+struct CachingDeviceReport {
+    int64_t device = 0;
+    uint64_t allocated_peak_bytes = 0; // tensor level: torch.cuda.max_memory_allocated()
+    uint64_t allocated_peak_time_ns = 0;
+    uint64_t reserved_peak_bytes = 0; // segment level: torch.cuda.max_memory_reserved()
+    uint64_t reserved_peak_time_ns = 0;
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t allocated_end_bytes = 0; // still allocated when the process ended
+    uint64_t reserved_end_bytes = 0;
+};
+
+// What a process's caching allocator was and did.
+struct CachingAllocatorReport {
+    uint64_t pid = 0;
+    std::string allocator; // "PyTorch CUDA caching allocator"
+    std::string version;
+    std::string status; // format::cachingAllocatorStatusName; "attached" when only events say so
+    std::string detail;
+    std::string config;            // the allocator's settings from the environment
+    bool sizes_exact = true;       // every block's size rebuilt by the rules it ran with
+    uint64_t estimated_blocks = 0; // blocks whose size is an estimate
+    uint64_t unmatched_events = 0; // events the trace could not place (before attach, gaps)
+    std::vector<CachingDeviceReport> devices;
+    // Freed only by the interpreter's finalization at exit: still referenced when the
+    // program's own code ended (a list that kept tensors, module globals).
+    uint64_t exit_freed_bytes = 0;
+    uint64_t exit_freed_blocks = 0;
+    uint64_t exit_freed_sites = 0;
+    std::vector<HeldSite> exit_freed_top_sites;
+};
+
+struct CachingReport {
+    std::vector<CachingAllocatorReport> processes;
+    PeakReport tensor_peak; // over every device and process, with its sites
+    std::vector<InsideSegmentsReport> fragmentation; // at the tensor-level peak
+    std::vector<CachingOomReport> ooms;
+};
+
 // ---- Detail: what the HTML view draws beyond the text report (ReportDetail) ----
 
 struct StackEntry {
@@ -407,6 +539,7 @@ struct Report {
     std::vector<DeviceReport> devices;
     std::vector<LeakSite> leaks; // largest first
     LeakScope leak_scope;
+    std::vector<HeldReport> held_at_exit; // largest first
     PeakReport peak;
     std::vector<FragmentationReport> fragmentation;
     std::vector<FailureReport> failures;
@@ -417,6 +550,8 @@ struct Report {
     std::vector<GrowthSite> growth;          // most bytes per iteration first
     GrowthScope growth_scope;
     std::vector<RankRow> ranks; // the processes that have a rank, by rank
+    // The tensor level, when a trace has a caching allocator's record or block events.
+    std::optional<CachingReport> caching;
     // Detail (empty unless ReportOptions::detail asks for it).
     std::vector<StackEntry> stacks; // referred to by StackRef
     uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
@@ -459,6 +594,11 @@ struct ReportOptions {
     // it from the list into LeakScope's suppressed figures. Without a filter only the
     // listed sites are symbolized.
     std::function<bool(const LeakSite&)> leak_filter;
+    // Allocations still live at the end whose stack one of these allocators' patterns
+    // matches are held by it, not leaked (Report::held_at_exit). Null: they are leaks
+    // (`check --count-cached`).
+    std::shared_ptr<const CachingAllocatorTable> caching_allocators =
+        CachingAllocatorTable::builtin();
     ReportDetail detail;
 };
 

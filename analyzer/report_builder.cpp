@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "cuda_errors.h"
+#include "oom_hints.h"
 #include "python_code.h"
 #include "rank_table.h"
 #include "stack_symbolizer.h"
@@ -10,6 +11,8 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #ifndef GMT_VERSION
 #define GMT_VERSION "0.1.0"
@@ -20,6 +23,9 @@ namespace gmt::analyzer {
 using format::Kind;
 
 namespace {
+
+// What a leak site at the tensor level says it was allocated through.
+constexpr std::string_view kBlockApi = "PyTorch caching allocator";
 
 uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
@@ -129,8 +135,23 @@ bool inScope(const std::vector<bool>& within, uint32_t phase) {
     return phase < within.size() && within[phase];
 }
 
+// A process's leak groups: its own allocations' (Lifetimes) and, at the tensor level, the
+// blocks its caching allocator still had allocated (BlockTracker, kind Block).
+template <typename Visit> void forEachLeak(const ProcessData& p, Visit&& visit) {
+    for (const auto& [key, g] : p.lifetimes->leaks()) {
+        visit(key, g);
+    }
+    if (p.blocks) {
+        for (const auto& [key, g] : p.blocks->leaks()) {
+            visit(key, g);
+        }
+    }
+}
+
+// `held(process, stack)`: the group is a caching allocator's, not a leak.
 std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
-                              const std::optional<std::string>& phase) {
+                              const std::optional<std::string>& phase,
+                              const std::function<bool(uint32_t, uint32_t)>& held) {
     std::vector<LeakRow> rows;
     for (uint32_t i = 0; i < procs.size(); ++i) {
         const ProcessData& p = *procs[i];
@@ -139,9 +160,10 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             continue;
         }
         std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
-        for (const auto& [key, g] : p.lifetimes->leaks()) {
-            if (phase && !inScope(within, key.phase)) {
-                continue;
+        forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
+            if ((phase && !inScope(within, key.phase)) ||
+                (key.kind != Kind::Block && held(i, key.stack))) {
+                return;
             }
             auto [it, inserted] = index.try_emplace(
                 std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
@@ -153,7 +175,7 @@ std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& p
             rows[it->second].allocations += g.allocations;
             rows[it->second].uncertain_bytes += g.uncertain_bytes;
             rows[it->second].uncertain_allocations += g.uncertain_allocations;
-        }
+        });
     }
     std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
         if (a.bytes != b.bytes) {
@@ -178,15 +200,18 @@ class Builder {
     Report build() {
         Report r;
         r.generator = generatorName();
+        classifyHeld();
         totals(r);
         devices(r);
         leaks(r);
+        held(r);
         peak(r);
         fragmentation(r);
         failures(r);
         errors(r);
         timeline(r);
         growth(r);
+        caching(r);
         r.ranks = rankRows({&r});
         // Detail, in the order its stacks are embedded when they are too many to embed.
         allocated(r);
@@ -225,7 +250,12 @@ class Builder {
             std::vector<std::pair<uint64_t, uint64_t>> phase_leaked(phase_stats.size());
             std::set<std::tuple<uint32_t, Kind, format::Api, bool>> groups;
             uint64_t proc_leaked = 0;
-            for (const auto& [key, g] : p.lifetimes->leaks()) {
+            forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
+                if (key.kind != Kind::Block && heldBy(i, key.stack)) {
+                    s.held_at_exit_bytes += g.bytes;
+                    s.held_at_exit_allocations += g.allocations;
+                    return;
+                }
                 groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
                 s.leaked_bytes += g.bytes;
                 s.leaked_allocations += g.allocations;
@@ -244,7 +274,7 @@ class Builder {
                     phase_leaked[key.phase].first += g.bytes;
                     phase_leaked[key.phase].second += g.allocations;
                 }
-            }
+            });
             s.leak_groups += groups.size();
             r.processes.push_back(processReport(p, proc_leaked));
             ProcessReport& pr = r.processes.back();
@@ -313,7 +343,10 @@ class Builder {
     void leaks(Report& r) {
         LeakScope& scope = r.leak_scope;
         scope.phase = options_.phase;
-        for (const LeakRow& row : leakRows(procs_, options_.phase)) {
+        auto held = [this](uint32_t process, uint32_t stack) {
+            return heldBy(process, stack) != nullptr;
+        };
+        for (const LeakRow& row : leakRows(procs_, options_.phase, held)) {
             const bool listed = r.leaks.size() < options_.top;
             if (!listed && !options_.leak_filter) {
                 // Beyond the list and nothing to match: counted, never symbolized.
@@ -328,7 +361,8 @@ class Builder {
             site.bytes = row.bytes;
             site.allocations = row.allocations;
             site.kind = row.kind;
-            site.api = std::string(format::apiName(row.api));
+            site.api = row.kind == Kind::Block ? std::string(kBlockApi)
+                                               : std::string(format::apiName(row.api));
             site.stack = stackOf(row.process, row.stack);
             site.released_by_teardown = row.teardown;
             site.pid = pidOf(*procs_[row.process]);
@@ -352,23 +386,114 @@ class Builder {
         }
     }
 
-    void peak(Report& r) {
-        const LiveAccounting& acc = analysis_.accounting();
+    // Which leak groups' stacks a caching allocator's patterns match (each stack symbolized
+    // once): their memory is that allocator's cache, not leaked.
+    void classifyHeld() {
+        const auto& table = options_.caching_allocators;
+        if (!table || table->empty()) {
+            return;
+        }
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
+                const uint64_t k = (uint64_t{i} << 32) | key.stack;
+                if (key.stack != 0 && !held_.contains(k)) {
+                    held_[k] = table->match(stackOf(i, key.stack));
+                }
+            }
+        }
+    }
+
+    const CachingAllocator* heldBy(uint32_t process, uint32_t stack) const {
+        auto it = held_.find((uint64_t{process} << 32) | stack);
+        return it == held_.end() ? nullptr : it->second;
+    }
+
+    // A caching allocator's segment site, in a process whose allocator's block events were
+    // recorded: its segments grow with the blocks inside them, which are followed too
+    // (growth_analysis.cpp), so the growth is listed once, at the blocks' sites.
+    bool cachesBlocks(uint32_t process, uint32_t stack) {
+        const auto& table = options_.caching_allocators;
+        if (!table || table->empty()) {
+            return false;
+        }
+        const uint64_t k = (uint64_t{process} << 32) | stack;
+        auto it = held_.find(k);
+        if (it == held_.end()) {
+            it = held_.emplace(k, table->match(stackOf(process, stack))).first;
+        }
+        return it->second != nullptr;
+    }
+
+    // Held memory per process and allocator, each with its stacks (all phases together).
+    void held(Report& r) {
+        if (held_.empty()) {
+            return;
+        }
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            std::map<std::string, HeldReport> by_allocator;
+            std::map<std::tuple<std::string, uint32_t, Kind, format::Api>, HeldSite> sites;
+            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
+                const CachingAllocator* a = heldBy(i, key.stack);
+                if (!a) {
+                    continue;
+                }
+                HeldSite& site = sites[std::tuple(a->name, key.stack, key.kind, key.api)];
+                site.bytes += g.bytes;
+                site.allocations += g.allocations;
+                site.kind = key.kind;
+                site.api = std::string(format::apiName(key.api));
+                site.stack_id = key.stack;
+            }
+            for (auto& [k, site] : sites) {
+                HeldReport& h = by_allocator[std::get<0>(k)];
+                h.pid = pidOf(*procs_[i]);
+                h.allocator = std::get<0>(k);
+                h.bytes += site.bytes;
+                h.allocations += site.allocations;
+                ++h.sites;
+                h.top_sites.push_back(std::move(site));
+            }
+            for (auto& [name, h] : by_allocator) {
+                std::sort(h.top_sites.begin(), h.top_sites.end(),
+                          [](const HeldSite& a, const HeldSite& b) {
+                              return a.bytes != b.bytes ? a.bytes > b.bytes
+                                                        : a.stack_id < b.stack_id;
+                          });
+                if (h.top_sites.size() > options_.top) {
+                    h.top_sites.resize(options_.top);
+                }
+                for (HeldSite& site : h.top_sites) {
+                    site.stack = stackOf(i, static_cast<uint32_t>(site.stack_id));
+                }
+                r.held_at_exit.push_back(std::move(h));
+            }
+        }
+        std::stable_sort(
+            r.held_at_exit.begin(), r.held_at_exit.end(),
+            [](const HeldReport& a, const HeldReport& b) { return a.bytes > b.bytes; });
+    }
+
+    // The peak of one level and the --top stacks holding it, largest first.
+    PeakReport peakOf(const LiveAccounting& acc) {
+        PeakReport out;
         auto sites = acc.peakSites();
         std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) {
             return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
                                                     : a.first < b.first;
         });
-        r.peak.bytes = acc.peak().bytes;
-        r.peak.time_ns = acc.peak().time_ns;
+        out.bytes = acc.peak().bytes;
+        out.time_ns = acc.peak().time_ns;
         for (size_t i = 0; i < sites.size() && i < options_.top; ++i) {
             auto process = static_cast<uint32_t>(sites[i].first >> 32);
             auto stack = static_cast<uint32_t>(sites[i].first);
-            r.peak.top_sites.push_back(PeakSite{sites[i].second.bytes, sites[i].second.allocations,
-                                                stackOf(process, stack), pidOf(*procs_[process]),
-                                                stack});
+            out.top_sites.push_back(PeakSite{sites[i].second.bytes, sites[i].second.allocations,
+                                             stackOf(process, stack), pidOf(*procs_[process]),
+                                             stack});
         }
+        return out;
     }
+
+    void peak(Report& r) { r.peak = peakOf(analysis_.accounting()); }
 
     void fragmentation(Report& r) {
         for (const FragmentationEntry& fe : analysis_.fragmentation()) {
@@ -459,6 +584,11 @@ class Builder {
             const GrowthSiteResult* site;
         };
         std::vector<Row> rows;
+        // The tensor level's sites: a block's stack runs through its allocator's functions,
+        // which the caching-allocator table matches, but a block is the program's tensor.
+        std::unordered_set<uint64_t> block_sites;
+        analysis_.blockAccounting().forEachSiteHistory(
+            [&](uint64_t key, const SiteHistory&) { block_sites.insert(key); });
         for (uint32_t i = 0; i < procs_.size(); ++i) {
             const ProcessData& p = *procs_[i];
             if (!p.growth) {
@@ -478,6 +608,10 @@ class Builder {
             const std::vector<bool> within =
                 options_.phase ? phasesWithin(p, *options_.phase) : std::vector<bool>();
             for (const GrowthSiteResult& site : g.sites) {
+                if (p.blocks && !block_sites.contains((uint64_t{i} << 32) | site.stack) &&
+                    cachesBlocks(i, site.stack)) {
+                    continue; // its blocks' own sites say which line grows
+                }
                 ++it.growing_sites;
                 it.growth_bytes_per_iteration += site.bytes_per_iteration;
                 if (!options_.phase || inScope(within, site.phase)) {
@@ -502,6 +636,110 @@ class Builder {
                                           s.live_bytes, stackOf(row.process, s.stack), s.stack,
                                           p.phase_tracker->path(s.phase)});
         }
+    }
+
+    InsideSegmentsReport spaceReport(const InsideSegments& m, uint32_t process, Moment moment,
+                                     uint64_t time_ns, bool exact) const {
+        InsideSegmentsReport out;
+        out.pid = pidOf(*procs_[process]);
+        out.moment = moment;
+        out.time_ns = time_ns;
+        out.device = m.device;
+        out.exact = exact;
+        out.reserved_bytes = m.reserved;
+        out.allocated_bytes = m.allocated;
+        out.active_bytes = m.active;
+        out.requested_bytes = m.requested;
+        out.reserved_unallocated_bytes = m.reserved - std::min(m.reserved, m.allocated);
+        out.free_bytes = m.free;
+        out.inactive_split_blocks = m.inactive_split_blocks;
+        out.inactive_split_bytes = m.inactive_split_bytes;
+        out.releasable_bytes = m.releasable;
+        out.largest_free_bytes = m.largest_free;
+        for (const StreamSpace& st : m.streams) {
+            out.streams.push_back({st.stream, st.reserved, st.allocated, st.free, st.largest_free});
+        }
+        for (const SegmentSpace& seg : m.segments) {
+            out.segments.push_back({seg.address, seg.bytes, seg.allocated, seg.free,
+                                    seg.largest_free, seg.stream, seg.expandable});
+        }
+        out.segment_count = m.segment_count;
+        return out;
+    }
+
+    // The tensor level: what each process's caching allocator did (docs/frameworks.md).
+    void caching(Report& r) {
+        CachingReport out;
+        for (uint32_t i = 0; i < procs_.size(); ++i) {
+            const ProcessData& p = *procs_[i];
+            if (!p.blocks && !p.caching_allocator) {
+                continue;
+            }
+            CachingAllocatorReport a;
+            a.pid = pidOf(p);
+            a.allocator = "PyTorch CUDA caching allocator";
+            if (p.caching_allocator) {
+                a.version = p.caching_allocator->version;
+                a.status =
+                    std::string(format::cachingAllocatorStatusName(p.caching_allocator->status));
+                a.detail = p.caching_allocator->detail;
+                a.config = p.caching_allocator->config;
+            } else {
+                a.status = "attached"; // block events without the record (a forked child)
+            }
+            if (p.blocks) {
+                const BlockTracker& b = *p.blocks;
+                a.sizes_exact = b.rules().exact && b.estimated() == 0;
+                a.estimated_blocks = b.estimated();
+                a.unmatched_events = b.unmatched();
+                for (const auto& [device, t] : b.totals()) {
+                    a.devices.push_back(CachingDeviceReport{
+                        device, t.allocated_peak.bytes, t.allocated_peak.time_ns,
+                        t.reserved_peak.bytes, t.reserved_peak.time_ns, t.allocations, t.frees,
+                        t.allocated, t.reserved});
+                }
+                std::vector<std::pair<uint32_t, SiteLive>> exit(b.exitFreed().begin(),
+                                                                b.exitFreed().end());
+                std::sort(exit.begin(), exit.end(), [](const auto& x, const auto& y) {
+                    return x.second.bytes != y.second.bytes ? x.second.bytes > y.second.bytes
+                                                            : x.first < y.first;
+                });
+                a.exit_freed_sites = exit.size();
+                for (const auto& [stack, live] : exit) {
+                    a.exit_freed_bytes += live.bytes;
+                    a.exit_freed_blocks += live.allocations;
+                    if (a.exit_freed_top_sites.size() < options_.top) {
+                        a.exit_freed_top_sites.push_back(
+                            HeldSite{live.bytes, live.allocations, Kind::Block,
+                                     std::string(kBlockApi), stackOf(i, stack), stack});
+                    }
+                }
+                for (const BlockOom& oom : b.ooms()) {
+                    CachingOomReport o;
+                    o.pid = pidOf(p);
+                    o.time_ns = oom.time_ns;
+                    o.device = oom.device;
+                    o.stream = oom.stream;
+                    o.requested_bytes = oom.requested;
+                    o.device_free_bytes = oom.device_free;
+                    o.released_bytes = oom.released_before;
+                    o.stack = stackOf(i, oom.stack);
+                    o.space = spaceReport(oom.space, i, Moment::Failure, oom.time_ns, true);
+                    explainOom(oom, b.rules(), o);
+                    out.ooms.push_back(std::move(o));
+                }
+            }
+            out.processes.push_back(std::move(a));
+        }
+        if (out.processes.empty()) {
+            return;
+        }
+        out.tensor_peak = peakOf(analysis_.blockAccounting());
+        for (const BlockSpaceEntry& e : analysis_.blockPeakSpace()) {
+            out.fragmentation.push_back(
+                spaceReport(e.space, e.process, Moment::Peak, e.time_ns, e.exact));
+        }
+        r.caching = std::move(out);
     }
 
     // A detail field's stack: each (process, stack) symbolized once, the first
@@ -626,6 +864,8 @@ class Builder {
     const std::vector<std::unique_ptr<ProcessData>>& procs_;
     std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
     std::map<int, uint64_t> device_leaked_;
+    // (process << 32 | stack) of leak groups -> the caching allocator holding them, or null.
+    std::unordered_map<uint64_t, const CachingAllocator*> held_;
 };
 
 } // namespace

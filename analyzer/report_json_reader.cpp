@@ -138,7 +138,7 @@ format::Kind kindOf(const Field& f) {
     const std::string name = f.str();
     for (auto k :
          {format::Kind::None, format::Kind::Device, format::Kind::Pool, format::Kind::Managed,
-          format::Kind::HostPinned, format::Kind::Array, format::Kind::Vmm}) {
+          format::Kind::HostPinned, format::Kind::Array, format::Kind::Vmm, format::Kind::Block}) {
         if (format::kindName(k) == name) {
             return k;
         }
@@ -638,6 +638,134 @@ GrowthScope growthScopeOf(const Report& r, const std::optional<Field>& f) {
     return s;
 }
 
+HeldSite heldSiteOf(const Field& s) {
+    return HeldSite{u64(s, "bytes"), u64(s, "allocations"),  kindOf(s.at("kind")),
+                    str(s, "api"),   stackOf(s.at("stack")), u64(s, "stack_id")};
+}
+
+InsideSegmentsReport spaceOf(const Field& f) {
+    InsideSegmentsReport m;
+    m.pid = u64(f, "pid");
+    const std::string moment = str(f, "moment");
+    if (moment == "peak") {
+        m.moment = Moment::Peak;
+    } else if (moment == "oom") {
+        m.moment = Moment::Failure;
+    } else {
+        f.at("moment").fail("expected \"peak\" or \"oom\"");
+    }
+    m.time_ns = u64(f, "time_ns");
+    m.device = f.at("device").i64();
+    m.exact = f.at("exact").boolean();
+    m.reserved_bytes = u64(f, "reserved_bytes");
+    m.allocated_bytes = u64(f, "allocated_bytes");
+    m.active_bytes = u64(f, "active_bytes");
+    m.requested_bytes = u64(f, "requested_bytes");
+    m.reserved_unallocated_bytes = u64(f, "reserved_unallocated_bytes");
+    m.free_bytes = u64(f, "free_bytes");
+    m.inactive_split_blocks = u64(f, "inactive_split_blocks");
+    m.inactive_split_bytes = u64(f, "inactive_split_bytes");
+    m.releasable_bytes = u64(f, "releasable_bytes");
+    m.largest_free_bytes = u64(f, "largest_free_bytes");
+    f.at("streams").forEach([&](const Field& st) {
+        m.streams.push_back({st.at("stream").hex(), u64(st, "reserved_bytes"),
+                             u64(st, "allocated_bytes"), u64(st, "free_bytes"),
+                             u64(st, "largest_free_bytes")});
+    });
+    f.at("segments").forEach([&](const Field& seg) {
+        m.segments.push_back({seg.at("address").hex(), u64(seg, "bytes"),
+                              u64(seg, "allocated_bytes"), u64(seg, "free_bytes"),
+                              u64(seg, "largest_free_bytes"), seg.at("stream").hex(),
+                              seg.at("expandable").boolean()});
+    });
+    m.segment_count = u64(f, "segment_count");
+    return m;
+}
+
+CachingReport cachingOf(const Field& f) {
+    CachingReport c;
+    f.at("processes").forEach([&](const Field& p) {
+        CachingAllocatorReport a;
+        a.pid = u64(p, "pid");
+        a.allocator = str(p, "allocator");
+        a.version = str(p, "version");
+        a.status = str(p, "status");
+        a.detail = str(p, "detail");
+        a.config = str(p, "config");
+        a.sizes_exact = p.at("sizes_exact").boolean();
+        a.estimated_blocks = u64(p, "estimated_blocks");
+        a.unmatched_events = u64(p, "unmatched_events");
+        p.at("devices").forEach([&](const Field& d) {
+            a.devices.push_back(CachingDeviceReport{
+                d.at("device").i64(), u64(d, "allocated_peak_bytes"),
+                u64(d, "allocated_peak_time_ns"), u64(d, "reserved_peak_bytes"),
+                u64(d, "reserved_peak_time_ns"), u64(d, "allocations"), u64(d, "frees"),
+                u64(d, "allocated_end_bytes"), u64(d, "reserved_end_bytes")});
+        });
+        a.exit_freed_bytes = u64(p, "exit_freed_bytes");
+        a.exit_freed_blocks = u64(p, "exit_freed_blocks");
+        a.exit_freed_sites = u64(p, "exit_freed_sites");
+        p.at("exit_freed_top_sites").forEach([&](const Field& s) {
+            a.exit_freed_top_sites.push_back(heldSiteOf(s));
+        });
+        c.processes.push_back(std::move(a));
+    });
+    const Field peak = f.at("tensor_peak");
+    c.tensor_peak.bytes = u64(peak, "bytes");
+    c.tensor_peak.time_ns = u64(peak, "time_ns");
+    peak.at("top_sites").forEach([&](const Field& s) {
+        c.tensor_peak.top_sites.push_back(PeakSite{u64(s, "bytes"), u64(s, "allocations"),
+                                                   stackOf(s.at("stack")), u64(s, "pid"),
+                                                   u64(s, "stack_id")});
+    });
+    f.at("fragmentation").forEach([&](const Field& m) { c.fragmentation.push_back(spaceOf(m)); });
+    f.at("ooms").forEach([&](const Field& o) {
+        CachingOomReport out;
+        out.pid = u64(o, "pid");
+        out.time_ns = u64(o, "time_ns");
+        out.device = o.at("device").i64();
+        out.stream = o.at("stream").hex();
+        out.requested_bytes = u64(o, "requested_bytes");
+        out.device_free_bytes = u64(o, "device_free_bytes");
+        out.released_bytes = u64(o, "released_bytes");
+        out.fragmentation = o.at("fragmentation").boolean();
+        out.diagnosis = str(o, "diagnosis");
+        o.at("hints").forEach([&](const Field& h) {
+            out.hints.push_back(OomHint{str(h, "remedy"), str(h, "verdict"),
+                                        h.at("estimate").boolean(), str(h, "why")});
+        });
+        out.stack = stackOf(o.at("stack"));
+        out.space = spaceOf(o.at("space"));
+        c.ooms.push_back(std::move(out));
+    });
+    return c;
+}
+
+// The framework support's fields (report_json_writer.cpp frameworksJson); absent in
+// reports saved before it, which read as holding nothing.
+void frameworksOf(const Field& root, Report& r) {
+    const Field summary = root.at("summary");
+    r.summary.held_at_exit_bytes = u64Or(summary, "held_at_exit_bytes", 0);
+    r.summary.held_at_exit_allocations = u64Or(summary, "held_at_exit_allocations", 0);
+    if (auto held = root.find("held_at_exit")) {
+        held->forEach([&](const Field& h) {
+            HeldReport out;
+            out.pid = u64(h, "pid");
+            out.allocator = str(h, "allocator");
+            out.bytes = u64(h, "bytes");
+            out.allocations = u64(h, "allocations");
+            out.sites = u64(h, "sites");
+            h.at("top_sites").forEach([&](const Field& s) {
+                out.top_sites.push_back(heldSiteOf(s));
+            });
+            r.held_at_exit.push_back(std::move(out));
+        });
+    }
+    if (auto caching = root.find("caching_allocator")) {
+        r.caching = cachingOf(*caching);
+    }
+}
+
 } // namespace
 
 Frame frameFromJson(const Json& frame) {
@@ -700,6 +828,7 @@ Report fromJson(const Json& json) {
     if (auto ranks = root.find("ranks")) {
         ranks->forEach([&](const Field& row) { r.ranks.push_back(rankOf(row)); });
     }
+    frameworksOf(root, r);
     return r;
 }
 

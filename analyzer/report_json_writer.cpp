@@ -212,6 +212,153 @@ void detailJson(const Report& r, Json& report) {
     }
 }
 
+Json heldSitesJson(const std::vector<HeldSite>& sites) {
+    Json out = Json::array();
+    for (const HeldSite& site : sites) {
+        out.push_back(Json{{"bytes", site.bytes},
+                           {"allocations", site.allocations},
+                           {"kind", format::kindName(site.kind)},
+                           {"api", text(site.api)},
+                           {"stack", stackJson(site.stack)},
+                           {"stack_id", site.stack_id}});
+    }
+    return out;
+}
+
+Json peakSitesJson(const std::vector<PeakSite>& sites) {
+    Json out = Json::array();
+    for (const PeakSite& site : sites) {
+        out.push_back(Json{{"bytes", site.bytes},
+                           {"allocations", site.allocations},
+                           {"stack", stackJson(site.stack)},
+                           {"pid", site.pid},
+                           {"stack_id", site.stack_id}});
+    }
+    return out;
+}
+
+Json spaceJson(const InsideSegmentsReport& m) {
+    Json streams = Json::array();
+    for (const StreamSpaceReport& st : m.streams) {
+        streams.push_back(Json{{"stream", hex(st.stream)},
+                               {"reserved_bytes", st.reserved_bytes},
+                               {"allocated_bytes", st.allocated_bytes},
+                               {"free_bytes", st.free_bytes},
+                               {"largest_free_bytes", st.largest_free_bytes}});
+    }
+    Json segments = Json::array();
+    for (const SegmentSpaceReport& seg : m.segments) {
+        segments.push_back(Json{{"address", hex(seg.address)},
+                                {"bytes", seg.bytes},
+                                {"allocated_bytes", seg.allocated_bytes},
+                                {"free_bytes", seg.free_bytes},
+                                {"largest_free_bytes", seg.largest_free_bytes},
+                                {"stream", hex(seg.stream)},
+                                {"expandable", seg.expandable}});
+    }
+    return Json{{"pid", m.pid},
+                {"moment", m.moment == Moment::Failure ? "oom" : std::string(momentName(m.moment))},
+                {"time_ns", m.time_ns},
+                {"device", m.device},
+                {"exact", m.exact},
+                {"reserved_bytes", m.reserved_bytes},
+                {"allocated_bytes", m.allocated_bytes},
+                {"active_bytes", m.active_bytes},
+                {"requested_bytes", m.requested_bytes},
+                {"reserved_unallocated_bytes", m.reserved_unallocated_bytes},
+                {"free_bytes", m.free_bytes},
+                {"inactive_split_blocks", m.inactive_split_blocks},
+                {"inactive_split_bytes", m.inactive_split_bytes},
+                {"releasable_bytes", m.releasable_bytes},
+                {"largest_free_bytes", m.largest_free_bytes},
+                {"streams", std::move(streams)},
+                {"segments", std::move(segments)},
+                {"segment_count", m.segment_count}};
+}
+
+Json cachingJson(const CachingReport& c) {
+    Json processes = Json::array();
+    for (const CachingAllocatorReport& a : c.processes) {
+        Json devices = Json::array();
+        for (const CachingDeviceReport& d : a.devices) {
+            devices.push_back(Json{{"device", d.device},
+                                   {"allocated_peak_bytes", d.allocated_peak_bytes},
+                                   {"allocated_peak_time_ns", d.allocated_peak_time_ns},
+                                   {"reserved_peak_bytes", d.reserved_peak_bytes},
+                                   {"reserved_peak_time_ns", d.reserved_peak_time_ns},
+                                   {"allocations", d.allocations},
+                                   {"frees", d.frees},
+                                   {"allocated_end_bytes", d.allocated_end_bytes},
+                                   {"reserved_end_bytes", d.reserved_end_bytes}});
+        }
+        processes.push_back(Json{{"pid", a.pid},
+                                 {"allocator", text(a.allocator)},
+                                 {"version", text(a.version)},
+                                 {"status", text(a.status)},
+                                 {"detail", text(a.detail)},
+                                 {"config", text(a.config)},
+                                 {"sizes_exact", a.sizes_exact},
+                                 {"estimated_blocks", a.estimated_blocks},
+                                 {"unmatched_events", a.unmatched_events},
+                                 {"devices", std::move(devices)},
+                                 {"exit_freed_bytes", a.exit_freed_bytes},
+                                 {"exit_freed_blocks", a.exit_freed_blocks},
+                                 {"exit_freed_sites", a.exit_freed_sites},
+                                 {"exit_freed_top_sites", heldSitesJson(a.exit_freed_top_sites)}});
+    }
+    Json fragmentation = Json::array();
+    for (const InsideSegmentsReport& m : c.fragmentation) {
+        fragmentation.push_back(spaceJson(m));
+    }
+    Json ooms = Json::array();
+    for (const CachingOomReport& o : c.ooms) {
+        Json hints = Json::array();
+        for (const OomHint& h : o.hints) {
+            hints.push_back(Json{{"remedy", text(h.remedy)},
+                                 {"verdict", text(h.verdict)},
+                                 {"estimate", h.estimate},
+                                 {"why", text(h.why)}});
+        }
+        ooms.push_back(Json{{"pid", o.pid},
+                            {"time_ns", o.time_ns},
+                            {"device", o.device},
+                            {"stream", hex(o.stream)},
+                            {"requested_bytes", o.requested_bytes},
+                            {"device_free_bytes", o.device_free_bytes},
+                            {"released_bytes", o.released_bytes},
+                            {"fragmentation", o.fragmentation},
+                            {"diagnosis", text(o.diagnosis)},
+                            {"hints", std::move(hints)},
+                            {"stack", stackJson(o.stack)},
+                            {"space", spaceJson(o.space)}});
+    }
+    return Json{{"processes", std::move(processes)},
+                {"tensor_peak", Json{{"bytes", c.tensor_peak.bytes},
+                                     {"time_ns", c.tensor_peak.time_ns},
+                                     {"top_sites", peakSitesJson(c.tensor_peak.top_sites)}}},
+                {"fragmentation", std::move(fragmentation)},
+                {"ooms", std::move(ooms)}};
+}
+
+// What the framework support adds (docs/analysis.md, "Held by a caching allocator at
+// exit"), in its own function so that the rest of the report stays as it was.
+void frameworksJson(const Report& r, Json& report) {
+    report["summary"]["held_at_exit_bytes"] = r.summary.held_at_exit_bytes;
+    report["summary"]["held_at_exit_allocations"] = r.summary.held_at_exit_allocations;
+    Json held = Json::array();
+    for (const HeldReport& h : r.held_at_exit) {
+        Json sites = heldSitesJson(h.top_sites);
+        held.push_back(Json{{"pid", h.pid},
+                            {"allocator", text(h.allocator)},
+                            {"bytes", h.bytes},
+                            {"allocations", h.allocations},
+                            {"sites", h.sites},
+                            {"top_sites", std::move(sites)}});
+    }
+    report["held_at_exit"] = std::move(held);
+    report["caching_allocator"] = r.caching ? cachingJson(*r.caching) : Json(nullptr);
+}
+
 } // namespace
 
 Json toJson(const Report& r) {
@@ -439,6 +586,7 @@ Json toJson(const Report& r) {
                                   {"sites", gs.sites},
                                   {"bytes_per_iteration", gs.bytes_per_iteration}};
     detailJson(r, report);
+    frameworksJson(r, report);
     return report;
 }
 

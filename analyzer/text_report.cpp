@@ -50,8 +50,10 @@ class TextReport {
         processes();
         summary();
         leaks();
+        held();
         peak();
         ranks();
+        caching();
         phases();
         growth();
         fragmentation();
@@ -145,6 +147,11 @@ class TextReport {
                 {"; " + plural(s.uncertain_errors, "error") + " uncertain", Tone::Warn});
         }
         out_.line(std::move(leaked));
+        if (s.held_at_exit_bytes > 0) {
+            out_.line("  held by caching allocators at exit (not leaks): " +
+                      humanBytes(s.held_at_exit_bytes) + " in " +
+                      plural(s.held_at_exit_allocations, "allocation"));
+        }
         out_.line({{"  peak ", Tone::Plain},
                    {humanBytes(s.peak_bytes), Tone::Strong},
                    {" of device memory at " + at(s.peak_time_ns), Tone::Plain}});
@@ -173,12 +180,15 @@ class TextReport {
                             : "Leaks (largest first)");
         size_t i = 0;
         for (const LeakSite& l : r_.leaks) {
-            std::vector<Segment> line{{"  #" + std::to_string(++i) + " ", Tone::Plain},
-                                      {humanBytes(l.bytes), Tone::Bad},
-                                      {" in " + plural(l.allocations, "allocation") + ", " +
-                                           std::string(format::kindName(l.kind)) + " via " + l.api +
-                                           pidNote(l.pid),
-                                       Tone::Plain}};
+            std::vector<Segment> line{
+                {"  #" + std::to_string(++i) + " ", Tone::Plain},
+                {humanBytes(l.bytes), Tone::Bad},
+                {" in " + plural(l.allocations, "allocation") + ", " +
+                     std::string(format::kindName(l.kind)) + " via " + l.api +
+                     (l.kind == format::Kind::Block ? " (tensor level: still allocated at exit)"
+                                                    : "") +
+                     pidNote(l.pid),
+                 Tone::Plain}};
             if (l.released_by_teardown) {
                 line.push_back({" (released only by device reset / context destroy, never freed)",
                                 Tone::Warn});
@@ -203,15 +213,137 @@ class TextReport {
         }
     }
 
+    // A cache is not a leak: what each caching allocator still held, and where it got it.
+    void held() {
+        if (r_.held_at_exit.empty()) {
+            return;
+        }
+        heading("Held by caching allocators at exit (their cache, not leaks)");
+        for (const HeldReport& h : r_.held_at_exit) {
+            out_.line(
+                {{"  " + h.allocator + ": ", Tone::Plain},
+                 {humanBytes(h.bytes), Tone::Strong},
+                 {" in " + plural(h.allocations, "allocation") + pidNote(h.pid), Tone::Plain}});
+            for (const HeldSite& site : h.top_sites) {
+                out_.line("    " + humanBytes(site.bytes) + " in " +
+                          plural(site.allocations, "allocation") + ", " +
+                          std::string(format::kindName(site.kind)) + " via " + site.api);
+                out_.stack(site.stack, "      ");
+            }
+            if (h.sites > h.top_sites.size()) {
+                out_.line("    ... " + plural(h.sites - h.top_sites.size(), "more site"),
+                          Tone::Dim);
+            }
+        }
+    }
+
     void peak() {
         const PeakReport& p = r_.peak;
-        heading("Peak " + humanBytes(p.bytes) + " at " + at(p.time_ns) + ", held by");
+        // With a caching allocator's events the report has two levels: say which this is.
+        heading("Peak " + humanBytes(p.bytes) + " at " + at(p.time_ns) +
+                (r_.caching ? " (segment level: memory taken from CUDA), held by" : ", held by"));
         for (const PeakSite& site : p.top_sites) {
             out_.line({{"  ", Tone::Plain},
                        {humanBytes(site.bytes), Tone::Strong},
                        {" in " + plural(site.allocations, "allocation") + pidNote(site.pid),
                         Tone::Plain}});
             out_.stack(site.stack, "      ");
+        }
+    }
+
+    // The tensor level (docs/frameworks.md): the caching allocator's own figures.
+    void caching() {
+        if (!r_.caching) {
+            return;
+        }
+        const CachingReport& c = r_.caching.value();
+        for (const CachingAllocatorReport& a : c.processes) {
+            heading("Tensor level: " + a.allocator + (a.version.empty() ? "" : " " + a.version) +
+                    pidNote(a.pid));
+            if (a.status != "attached") {
+                out_.line("  no block events (" + a.status + ": " + a.detail +
+                              "); every figure above is at the segment level",
+                          Tone::Warn);
+                continue;
+            }
+            for (const CachingDeviceReport& d : a.devices) {
+                out_.line(
+                    {{"  device " + std::to_string(d.device) + ": allocated peak ", Tone::Plain},
+                     {humanBytes(d.allocated_peak_bytes), Tone::Strong},
+                     {" at " + at(d.allocated_peak_time_ns) +
+                          " (tensor level, max_memory_allocated), reserved peak " +
+                          humanBytes(d.reserved_peak_bytes) + " at " + at(d.reserved_peak_time_ns) +
+                          " (segment level, max_memory_reserved); " +
+                          plural(d.allocations, "block") + " allocated, " +
+                          std::to_string(d.frees) + " freed",
+                      Tone::Plain}});
+            }
+            if (!a.sizes_exact) {
+                out_.line("  block sizes are estimates for " + plural(a.estimated_blocks, "block") +
+                              " (settings or events the rules could not place)",
+                          Tone::Warn);
+            }
+            if (a.exit_freed_bytes > 0) {
+                out_.line("  freed only by the interpreter at exit (still referenced when the "
+                          "program ended): " +
+                              humanBytes(a.exit_freed_bytes) + " in " +
+                              plural(a.exit_freed_blocks, "block"),
+                          Tone::Warn);
+                for (const HeldSite& site : a.exit_freed_top_sites) {
+                    out_.line("    " + humanBytes(site.bytes) + " in " +
+                              plural(site.allocations, "block") + " allocated at");
+                    out_.stack(site.stack, "      ");
+                }
+            }
+        }
+        if (c.tensor_peak.bytes > 0) {
+            heading("Tensor-level peak " + humanBytes(c.tensor_peak.bytes) + " at " +
+                    at(c.tensor_peak.time_ns) + ", held by");
+            for (const PeakSite& site : c.tensor_peak.top_sites) {
+                out_.line({{"  ", Tone::Plain},
+                           {humanBytes(site.bytes), Tone::Strong},
+                           {" in " + plural(site.allocations, "block") + pidNote(site.pid),
+                            Tone::Plain}});
+                out_.stack(site.stack, "      ");
+            }
+        }
+        for (const InsideSegmentsReport& m : c.fragmentation) {
+            space("  inside the segments at the tensor-level peak, device " +
+                      std::to_string(m.device) + pidNote(m.pid) +
+                      (m.exact ? "" : " (measured at an earlier peak)") + ": ",
+                  m);
+        }
+        for (const CachingOomReport& o : c.ooms) {
+            heading("Out of memory in the caching allocator at " + at(o.time_ns) + pidNote(o.pid));
+            out_.line({{"  " + humanBytes(o.requested_bytes) + " asked for on device " +
+                            std::to_string(o.device) + ": ",
+                        Tone::Plain},
+                       {o.diagnosis, o.fragmentation ? Tone::Warn : Tone::Bad}});
+            space("  inside the segments then: ", o.space);
+            for (const OomHint& h : o.hints) {
+                out_.line(
+                    {{"    " + h.remedy + ": ", Tone::Strong},
+                     {h.verdict + (h.estimate ? " (estimate)" : "") + " — " + h.why, Tone::Plain}});
+            }
+            out_.stack(o.stack, "      ");
+        }
+    }
+
+    void space(const std::string& prefix, const InsideSegmentsReport& m) {
+        out_.line(prefix + humanBytes(m.reserved_unallocated_bytes) +
+                  " reserved but unallocated (" + humanBytes(m.reserved_bytes) + " reserved, " +
+                  humanBytes(m.allocated_bytes) + " allocated), " +
+                  plural(m.inactive_split_blocks, "split free block") + " (" +
+                  humanBytes(m.inactive_split_bytes) + "), largest free block " +
+                  humanBytes(m.largest_free_bytes) + " in " + plural(m.segment_count, "segment"));
+        for (const StreamSpaceReport& st : m.streams) {
+            char stream[32];
+            std::snprintf(stream, sizeof stream, "0x%llx",
+                          static_cast<unsigned long long>(st.stream));
+            out_.line("      stream " + std::string(stream) + ": " + humanBytes(st.free_bytes) +
+                          " free of " + humanBytes(st.reserved_bytes) + ", largest free block " +
+                          humanBytes(st.largest_free_bytes),
+                      Tone::Dim);
         }
     }
 

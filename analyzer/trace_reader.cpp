@@ -30,6 +30,8 @@ std::string tagName(format::RecordTag tag) {
         return "phase";
     case format::RecordTag::PythonCode:
         return "python_code";
+    case format::RecordTag::CachingAllocator:
+        return "caching_allocator";
     }
     return "unknown";
 }

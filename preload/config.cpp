@@ -90,6 +90,9 @@ Config readConfig() {
     if (const char* v = env("GPUMEMTRACE_PYTHON")) {
         c.python = std::string_view(v) != "0";
     }
+    if (const char* v = env("GPUMEMTRACE_CACHING_ALLOCATOR")) {
+        c.caching_allocator = std::string_view(v) != "0";
+    }
     if (const char* v = env("GPUMEMTRACE_BUFFER_SIZE")) {
         if (auto bytes = parseSize(v)) {
             c.buffer_bytes = *bytes;

@@ -15,6 +15,8 @@ struct Config {
     std::string output_template = "gpumemtrace.%p.gmtrace";
     uint32_t stack_depth = 64;
     bool python = true; // Python frames in the stacks when the process runs CPython
+    // Block events of a framework's caching allocator (PyTorch's), when one is loaded.
+    bool caching_allocator = true;
     uint64_t buffer_bytes = 1u << 20;
     OnFull on_full = OnFull::Block;
     std::string log_level = "warn";

@@ -133,6 +133,8 @@ Recorder& Recorder::create() {
 
 Recorder::Recorder() : config_(readConfig()) {
     initStackCapture();
+    torch_.start(config_.caching_allocator, &Recorder::recordBlock,
+                 &Recorder::reportCachingAllocator);
     EventClock::init();
     pthread_atfork(forkPrepare, forkParent, forkChild);
     if (!config_.enabled) {
@@ -202,11 +204,36 @@ Session* Recorder::createSession() {
 }
 
 void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
+    instance().torch_.noticeModule(m);
     uint8_t body[8 * 1024];
     format::ByteWriter w(body, sizeof body);
     format::encodeModule(w, m);
     if (w.ok()) {
         pushRecord(static_cast<Session*>(ctx), format::RecordTag::Module, body, w.size());
+    }
+}
+
+void Recorder::recordBlock(format::Event& e) {
+    Recorder& self = instance();
+    if (!self.active()) {
+        return; // after the end of the trace (the interpreter frees tensors at exit)
+    }
+    const auto action = static_cast<format::BlockAction>(e.api);
+    if ((action == format::BlockAction::FreeRequested ||
+         action == format::BlockAction::FreeCompleted) &&
+        self.python_.finalizing()) {
+        e.flags |= format::kFlagInterpreterExiting;
+    }
+    self.record(e);
+}
+
+void Recorder::reportCachingAllocator(const format::CachingAllocatorInfo& info) {
+    Session* s = instance().session_.load(std::memory_order_acquire);
+    uint8_t body[format::kMaxCachingAllocatorConfig + 2048];
+    format::ByteWriter w(body, sizeof body);
+    format::encodeCachingAllocator(w, info);
+    if (s && w.ok()) {
+        pushRecord(s, format::RecordTag::CachingAllocator, body, w.size());
     }
 }
 

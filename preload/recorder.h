@@ -7,6 +7,7 @@
 #pragma once
 
 #include "config.h"
+#include "frameworks/torch_caching_allocator.h"
 #include "module_map.h"
 #include "python/python_stacks.h"
 #include "stack_table.h"
@@ -33,6 +34,11 @@ class Recorder {
 
     // Records a call after it returned (allocations: the address is known only then).
     void record(format::Event& e);
+
+    // From every allocation hook, after its event: attaches to a framework's caching
+    // allocator once it is there and ready (frameworks/torch_caching_allocator.h). One
+    // predictable branch unless PyTorch is loaded and not yet attached.
+    void pollFrameworks() { torch_.poll(); }
 
     // Calls that end a lifetime take their place in the sequence *before* the real call,
     // so a concurrent allocation that reuses the address is always ordered after it.
@@ -82,6 +88,9 @@ class Recorder {
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
     static void emitPythonCode(const format::PythonCodeInfo& code, void* ctx);
+    // The caching allocator's block events and what became of the attempt to get them.
+    static void recordBlock(format::Event& e);
+    static void reportCachingAllocator(const format::CachingAllocatorInfo& info);
 
     Config config_;
     std::atomic<Session*> session_{nullptr};
@@ -94,6 +103,7 @@ class Recorder {
     StackTable stacks_;
     ModuleMap modules_; // guarded by stacks_.mutex()
     python::PythonStacks python_;
+    frameworks::TorchCachingAllocator torch_;
 };
 
 } // namespace gmt::preload

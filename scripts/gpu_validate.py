@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import gpu_caching_checks
 import gpu_python_checks
 from gpu_validate_ranks import check_ranks
 
@@ -605,6 +606,7 @@ def main():
               "hot_path": lambda e: check_hot_path(e, max(args.runs, 7)),
               "torch_overhead": lambda e: check_torch_overhead(e, args.runs),
               "python": lambda e: gpu_python_checks.check_python(e, row),
+              "caching": lambda e: gpu_caching_checks.check_caching(e, row),
               "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
                                                                                    args.runs)}
     # "ranks" needs 2 GPUs: only when asked for.

@@ -3,6 +3,7 @@
 // unusable input.
 #include "commands.h"
 
+#include "builtin_suppressions.h"
 #include "check_gate.h"
 #include "check_json.h"
 #include "count_option.h"
@@ -72,16 +73,7 @@ void printVerdict(analyzer::StyledText& out, const ProcessVerdict& v) {
     }
 }
 
-void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressions) {
-    if (suppressions.empty()) {
-        return;
-    }
-    std::vector<const Suppression*> used, unused;
-    for (const Suppression& s : suppressions.entries()) {
-        (s.uses ? used : unused).push_back(&s);
-    }
-    out.line("suppressions: " + std::to_string(used.size()) + " used, " +
-             std::to_string(unused.size()) + " unused");
+void printUsedSuppressions(analyzer::StyledText& out, const std::vector<const Suppression*>& used) {
     for (const Suppression* s : used) {
         out.line("  used   " + s->text() + "  (" + s->origin + "): " + std::to_string(s->uses) +
                  (s->type == Suppression::Type::Leak
@@ -90,8 +82,35 @@ void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressio
                             formatBytes(s->bytes)
                       : std::string(s->uses == 1 ? " error" : " errors")));
     }
+}
+
+// The user's suppressions, used or not (stale lines should go), then the built-in ones that
+// were used (the others are no news).
+void printSuppressions(analyzer::StyledText& out, const Suppressions& suppressions) {
+    std::vector<const Suppression*> used, unused, builtin_used;
+    size_t builtin = 0;
+    for (const Suppression& s : suppressions.entries()) {
+        if (s.origin == "built-in") {
+            ++builtin;
+            if (s.uses) {
+                builtin_used.push_back(&s);
+            }
+            continue;
+        }
+        (s.uses ? used : unused).push_back(&s);
+    }
+    if (!used.empty() || !unused.empty()) {
+        out.line("suppressions: " + std::to_string(used.size()) + " used, " +
+                 std::to_string(unused.size()) + " unused");
+    }
+    printUsedSuppressions(out, used);
     for (const Suppression* s : unused) {
         out.line({{"  unused " + s->text() + "  (" + s->origin + ")", Tone::Warn}});
+    }
+    if (!builtin_used.empty()) {
+        out.line("built-in suppressions: " + std::to_string(builtin_used.size()) + " of " +
+                 std::to_string(builtin) + " used (--print-builtin-suppressions says why)");
+        printUsedSuppressions(out, builtin_used);
     }
 }
 
@@ -143,6 +162,9 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     if (!args.suppressions.empty()) {
         suppressions = Suppressions::load(args.suppressions);
     }
+    if (!args.frameworks.no_builtin_suppressions) {
+        suppressions.add(builtinSuppressions());
+    }
     // Every trace is analysed before anything is printed: a bad file must fail the gate
     // with one clear line, not after half a verdict. Only the sites shown are kept with
     // their stacks; leak suppressions see every site as the report is made.
@@ -153,6 +175,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.phase = args.phase;
     ao.iteration = args.iteration;
     std::mutex suppressions_mutex; // traces are analysed in parallel; matches are counted
+    ao.caching_allocators = cachingAllocatorTable(args.frameworks);
     if (!suppressions.empty()) {
         ao.leak_filter = [&suppressions, &suppressions_mutex](const analyzer::LeakSite& site) {
             std::lock_guard lock(suppressions_mutex);
@@ -316,11 +339,15 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<CheckArgs>();
     cmd->add_option("traces", args->traces,
                     "Trace files, one per process, directories of them (a job's ranks), or JSON "
-                    "reports from `gpumemtrace report`")
-        ->required();
+                    "reports from `gpumemtrace report`");
     addCheckOptions(cmd, args->options);
+    addFrameworkOptions(cmd, args->options.frameworks, true);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "
                 "count.\n"
+                "What caching allocators (PyTorch, CuPy, XLA, RMM) still hold at exit is their "
+                "cache, not a leak (--count-cached counts it); the one-time allocations of "
+                "cuBLAS, cuDNN, cuFFT, NCCL and the CUDA runtime are suppressed by built-in "
+                "lines (--print-builtin-suppressions).\n"
                 "Exit status: 0 all limits hold, 1 a limit is exceeded, 2 bad input or usage.\n\n"
                 "Example:\n"
                 "  gpumemtrace record -o 'ci.%p.gmtrace' -- ctest\n"
@@ -330,6 +357,13 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
                 "  gpumemtrace check train.gmtrace --max-growth 0 --iteration step");
     cmd->callback([args, &exit_code] {
         try {
+            if (printFrameworkTables(args->options.frameworks, std::cout)) {
+                exit_code = kExitOk;
+                return;
+            }
+            if (args->traces.empty()) {
+                throw CLI::RequiredError("traces");
+            }
             exit_code =
                 runCheckGate(args->traces, args->options, std::cout, terminalStyle(STDOUT_FILENO));
         } catch (const InputError& e) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "framework_options.h"
 #include "styled_text.h"
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct CheckOptions {
     bool full_stacks = false;
     bool python_only = false;
     bool no_symbols = false;
+    FrameworkOptions frameworks; // caching allocators, built-in suppressions
 };
 
 // Adds the gate's options (--max-leaked-bytes ... --no-symbols) to `cmd`, storing into

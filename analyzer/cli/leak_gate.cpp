@@ -107,6 +107,11 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
         out.summary += "; " + formatBytes(scope.uncertain_bytes) +
                        " uncertain (allocated before events went missing), not counted";
     }
+    if (report.summary.held_at_exit_bytes > 0) {
+        // A cache is not a leak; --count-cached counts it.
+        out.summary += "; " + formatBytes(report.summary.held_at_exit_bytes) +
+                       " held by caching allocators at exit, not counted";
+    }
     size_t shown = 0;
     for (const LeakSite& leak : report.leaks) {
         if (shown == detail.top) {

@@ -4,6 +4,7 @@
 
 #include "check_gate.h"
 #include "child_process.h"
+#include "framework_options.h"
 #include "html_report.h"
 #include "preload_locator.h"
 #include "python_status_text.h"
@@ -350,7 +351,11 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
         "--check", args->check,
         "Then gate the traces as `gpumemtrace check` does, verdict on stderr: exit 1 on a "
         "violation, 2 on an unusable trace; CMD's own failure wins");
-    for (CLI::Option* o : addCheckOptions(cmd, args->check_options)) {
+    std::vector<CLI::Option*> check_options = addCheckOptions(cmd, args->check_options);
+    for (CLI::Option* o : addFrameworkOptions(cmd, args->check_options.frameworks, true, false)) {
+        check_options.push_back(o);
+    }
+    for (CLI::Option* o : check_options) {
         o->needs(check)->group("Check options (with --check)");
     }
     cmd->footer("CMD's exit status is passed through (128 + N when signal N killed it); "

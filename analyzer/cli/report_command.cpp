@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include "count_option.h"
+#include "framework_options.h"
 #include "html_report.h"
 #include "output_file.h"
 #include "report.h"
@@ -38,6 +39,7 @@ struct ReportArgs {
     bool no_symbols = false;
     std::optional<std::string> phase;
     std::optional<std::string> iteration;
+    FrameworkOptions frameworks;
 };
 
 bool endsWith(const std::string& s, const std::string& suffix) {
@@ -65,6 +67,7 @@ int runReport(const ReportArgs& args) {
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
     options.iteration = args.iteration;
+    options.caching_allocators = cachingAllocatorTable(args.frameworks);
     const Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
 
     std::string out;
@@ -96,8 +99,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<ReportArgs>();
     cmd->add_option("traces", args->traces,
                     "Trace files, one per process, or directories of them (a job's ranks: "
-                    "the report has a per-rank table)")
-        ->required();
+                    "the report has a per-rank table)");
     cmd->add_option("--format", args->format,
                     "text, json or html (default: text; json or html when -o names a .json or "
                     ".html file)")
@@ -131,6 +133,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
         ->check(countRange(1, analyzer::kMaxTimelinePoints))
         ->default_str("2000");
+    addFrameworkOptions(cmd, args->frameworks, false);
     cmd->footer(
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
         "Example:\n"
@@ -140,6 +143,13 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     cmd->callback([args, top, &exit_code] {
         args->top_given = top->count() > 0;
         try {
+            if (printFrameworkTables(args->frameworks, std::cout)) {
+                exit_code = kExitOk;
+                return;
+            }
+            if (args->traces.empty()) {
+                throw CLI::RequiredError("traces");
+            }
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {
             std::cerr << "gpumemtrace: " << analyzer::printable(e.what()) << '\n';

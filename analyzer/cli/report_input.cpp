@@ -1,5 +1,6 @@
 #include "report_input.h"
 
+#include "framework_options.h"
 #include "regular_file.h"
 #include "report_json.h"
 #include "trace_error.h"
@@ -40,6 +41,7 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
         ro.phase = options.phase;
         ro.iteration = options.iteration;
         ro.leak_filter = options.leak_filter;
+        ro.caching_allocators = options.caching_allocators;
         return analyzer::reportOfTraces({path}, ro);
     } catch (const analyzer::TraceError& e) {
         throw InputError(e.what());
@@ -87,6 +89,7 @@ Report readJsonReport(const std::string& path, const std::string& text,
                                                   : std::string("the whole run")) +
                          ", not of phase " + *options.phase + "; give the trace instead");
     }
+    applyCachingAllocators(report, options.caching_allocators);
     if (options.leak_filter) {
         filterListedLeaks(report, options.leak_filter);
     }

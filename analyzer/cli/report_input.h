@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,9 @@ struct AnalyzeOptions {
     std::optional<std::string> iteration; // analyzer::ReportOptions::iteration
     // Suppressed leak sites (see analyzer::ReportOptions::leak_filter).
     std::function<bool(const analyzer::LeakSite&)> leak_filter;
+    // What is held at exit rather than leaked (analyzer::ReportOptions::caching_allocators).
+    std::shared_ptr<const analyzer::CachingAllocatorTable> caching_allocators =
+        analyzer::CachingAllocatorTable::builtin();
 };
 
 // The report of one trace (one process).

@@ -13,7 +13,9 @@
 // takes the match; uses are counted so stale lines can be removed.
 #pragma once
 
+#include "pattern_file.h"
 #include "report.h"
+#include "stack_pattern.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -29,7 +31,8 @@ struct Suppression {
     enum class Type { Leak, Error };
     Type type;
     std::string pattern;
-    std::string origin; // "FILE:LINE", for messages
+    std::string origin; // "FILE:LINE", for messages; "built-in" (builtin_suppressions.h)
+    std::string why;    // a built-in entry's reason
     uint64_t uses = 0;  // leak sites or errors matched
     uint64_t bytes = 0; // leaked bytes matched
     uint64_t allocations = 0;
@@ -53,17 +56,20 @@ class Suppressions {
     // The suppression that covers an error (counted), or nullptr.
     Suppression* matchError(const analyzer::ErrorReport& error);
 
+    // Appends entries tried after those already here (the built-in ones after the file's).
+    void add(std::vector<Suppression> more);
+
     const std::vector<Suppression>& entries() const { return entries_; }
     bool empty() const { return entries_.empty(); }
 
   private:
+    static Suppressions fromLines(const std::vector<analyzer::PatternLine>& lines);
+
     std::vector<Suppression> entries_;
 };
 
-// Whether any frame of `stack` matches the glob (see the file comment).
-bool stackMatches(const std::string& pattern, const Stack& stack);
-
-// "ns::f<int>(int) const" -> "ns::f<int>": the name users write in a suppression.
-std::string withoutParameters(const std::string& function);
+// The patterns' syntax and matching (analyzer/stack_pattern.h).
+using analyzer::stackMatches;
+using analyzer::withoutParameters;
 
 } // namespace gmt::cli

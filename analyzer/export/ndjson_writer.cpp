@@ -90,7 +90,7 @@ void NdjsonWriter::record(uint32_t process, const Record& r) {
         .num("tid", e.tid)
         .num("time_ns", e.time_ns)
         .name("event", format::opName(e.op))
-        .name("api", format::apiName(e.api))
+        .name("api", format::eventApiName(e.op, e.api))
         .name("kind", format::kindName(e.kind))
         .num("device", e.device)
         .num("address", e.address)

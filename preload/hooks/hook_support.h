@@ -101,6 +101,7 @@ Result traceCreate(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
         fill(e, static_cast<int>(r) == 0);
         fillOutOfMemory(e);
         recorder.record(e);
+        recorder.pollFrameworks();
     }
     return r;
 }

@@ -30,6 +30,11 @@ class PythonStacks {
     // `words` (capacity at least depth + kMaxPythonDepth); returns the new length.
     uint32_t append(uint64_t* words, uint32_t depth, CodeTable::EmitFn emit, void* ctx);
 
+    // Whether the interpreter is finalizing (at exit, freeing what modules still hold).
+    bool finalizing() const {
+        return interp_.is_finalizing && active() && interp_.is_finalizing() != 0;
+    }
+
     static bool isPythonWord(uint64_t word) { return word >> 63; }
     static format::PythonFrame unpack(uint64_t word);
 

@@ -3,6 +3,8 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "cli/builtin_suppressions.h"
+#include "cli/framework_options.h"
 #include "cli/github_annotations.h"
 #include "cli/junit_writer.h"
 #include "cli/leak_gate.h"
@@ -370,4 +372,67 @@ TEST_CASE("record refuses a preload path that LD_PRELOAD would split or search")
     CHECK(preloadPathProblem("/opt/a:b/lib/libgpumemtrace.so"));
     CHECK(preloadPathProblem("lib/libgpumemtrace.so"));
     CHECK(preloadPathProblem(""));
+}
+
+TEST_CASE("built-in suppressions: the CUDA libraries' own allocations, each with its reason") {
+    Suppressions s;
+    s.add(builtinSuppressions());
+    REQUIRE(s.entries().size() >= 6);
+    for (const Suppression& e : s.entries()) {
+        CHECK(e.origin == "built-in");
+        CHECK(e.why.size() > 40);
+        CHECK(e.type == Suppression::Type::Leak);
+    }
+    // A workspace cuBLAS allocated for its handle, a cuDNN engine's buffer, NCCL's channel.
+    Report r = report(
+        {leak(32 << 20, 1,
+              {frame("cudaMalloc", "/lib/libcudart.so.13"),
+               frame("", "/opt/venv/nvidia/cublas/lib/libcublas.so.13"), frame("main")}),
+         leak(8 << 20, 2,
+              {frame("cudaMalloc", ""), frame("", "/usr/lib/libcudnn_ops.so.9"), frame("main")}),
+         leak(4 << 20, 1,
+              {frame("cuMemCreate", ""), frame("ncclCommInitRank", "/usr/lib/libnccl.so.2")}),
+         leak(1 << 20, 1, {frame("train_step")})},
+        0);
+    r = suppressed(std::move(r), s);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].bytes == 1u << 20);
+    CHECK(r.leak_scope.suppressed_sites == 3);
+    CHECK(r.leak_scope.suppressed_bytes == (44u << 20));
+    // The printed list is a suppressions file.
+    std::istringstream in(builtinSuppressionsText());
+    const Suppressions printed = Suppressions::parse(in, "printed");
+    CHECK(printed.entries().size() == s.entries().size());
+}
+
+TEST_CASE("a saved report and the caching allocator table: listed leaks move, or come back") {
+    auto cupy =
+        leak(16 << 20, 2, {frame("cudaMalloc", ""), frame("SingleDeviceMemoryPool._malloc")});
+    cupy.pid = 42;
+    Report r = report({cupy, leak(1 << 20, 1, {frame("train_step")})}, 20 << 20);
+    applyCachingAllocators(r, analyzer::CachingAllocatorTable::builtin());
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leak_scope.bytes == 1u << 20);
+    CHECK(r.summary.leaked_bytes == 1u << 20);
+    CHECK(r.summary.held_at_exit_bytes == 16u << 20);
+    REQUIRE(r.held_at_exit.size() == 1);
+    CHECK(r.held_at_exit[0].allocator == "CuPy memory pool");
+    CHECK(r.held_at_exit[0].pid == 42);
+    // check says what it did not count.
+    Suppressions none;
+    const ProcessVerdict v = evaluateProcess(r, GateLimits{}, none, GateDetail{});
+    REQUIRE(v.checks.size() >= 2);
+    CHECK(v.checks[0].name == "leaks");
+    CHECK(v.checks[0].failed);
+    CHECK(v.checks[0].summary.find("16.0 MiB held by caching allocators at exit, not counted") !=
+          std::string::npos);
+
+    // --count-cached: what the report holds is leaked again.
+    applyCachingAllocators(r, nullptr);
+    CHECK(r.held_at_exit.empty());
+    CHECK(r.leaks.size() == 2);
+    CHECK(r.leaks[0].bytes == 16u << 20);
+    CHECK(r.leak_scope.bytes == 17u << 20);
+    CHECK(r.summary.leaked_bytes == 17u << 20);
+    CHECK(r.summary.held_at_exit_bytes == 0);
 }

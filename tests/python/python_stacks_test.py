@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import e2e_case  # noqa: E402
 from e2e_case import Skip, expect, run_case  # noqa: E402
 
 ARGS = None
@@ -26,14 +27,7 @@ PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 
 
 def marker_lines(program):
-    """{"alloc": 13, ...} from the `# LINE:name` comments of a program."""
-    lines = {}
-    with open(os.path.join(PROGRAMS, program)) as f:
-        for number, text in enumerate(f, 1):
-            m = re.search(r"# LINE:(\w+)", text)
-            if m:
-                lines[m.group(1)] = number
-    return lines
+    return e2e_case.marker_lines(os.path.join(PROGRAMS, program))
 
 
 def traced(name, program, *args, env=None):

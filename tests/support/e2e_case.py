@@ -3,6 +3,7 @@ tests/python/python_stacks_test.py): one case per process, as ctest runs them, e
 function `test_<name>` of the driver; exit 0 pass, 1 fail, 77 skipped (a piece the case
 needs is not built yet, or absent)."""
 import os
+import re
 import shutil
 
 SKIP = 77
@@ -44,3 +45,14 @@ def run_case(namespace, args):
         return 1
     print("PASS")
     return 0
+
+
+def marker_lines(path):
+    """{"alloc": 13, ...} from the `# LINE:name` comments of a program."""
+    lines = {}
+    with open(path) as f:
+        for number, text in enumerate(f, 1):
+            m = re.search(r"# LINE:(\w+)", text)
+            if m:
+                lines[m.group(1)] = number
+    return lines

@@ -138,6 +138,10 @@ class TraceBuilder {
         return body(tf::RecordTag::Event,
                     [&](tf::ByteWriter& w) { tf::encodeEventBody(w, e, prev_); });
     }
+    TraceBuilder& cachingAllocator(const tf::CachingAllocatorInfo& c) {
+        return body(tf::RecordTag::CachingAllocator,
+                    [&](tf::ByteWriter& w) { tf::encodeCachingAllocator(w, c); });
+    }
     TraceBuilder& phase(uint64_t t, const std::string& name,
                         tf::PhaseKind kind = tf::PhaseKind::Mark, uint32_t tid = 0) {
         tf::PhaseInfo p{t, name, kind, tid};

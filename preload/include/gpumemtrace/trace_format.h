@@ -64,6 +64,52 @@ enum class Op : uint8_t {
     PoolDestroy = 12,
     PoolTrim = 13,
     VmmRetain = 14, // cuMemRetainAllocationHandle: one more reference to a mapped handle
+    // A framework's caching allocator handed out, freed, or took from CUDA a block inside
+    // its segments (PyTorch's trace tracker): `api` holds the BlockAction. Never an
+    // allocation of the process's own: the segments are (Alloc / VmmMap events).
+    Block = 15,
+};
+
+// What a Block event says the caching allocator did (Event::api of an Op::Block event).
+// Values are part of the format: append only.
+enum class BlockAction : uint8_t {
+    Alloc = 1,         // a block handed out: address, size = bytes asked for, stream
+    FreeRequested = 2, // the program freed it: no longer allocated
+    FreeCompleted = 3, // its memory is free for reuse (after the streams it was used on)
+    SegmentAlloc = 4,  // a segment taken from CUDA (cudaMalloc): address, size
+    SegmentFree = 5,   // a segment given back (before its cudaFree)
+    SegmentMap = 6,    // expandable segments: a range mapped (cuMemMap) into a segment
+    SegmentUnmap = 7,  // a range unmapped
+    Oom = 8,           // the allocator gave up: size = bytes asked for (rounded),
+                       // device_free = what the driver said was free
+};
+
+inline std::string_view blockActionName(uint8_t action) {
+    switch (static_cast<BlockAction>(action)) {
+    case BlockAction::Alloc:
+        return "alloc";
+    case BlockAction::FreeRequested:
+        return "free_requested";
+    case BlockAction::FreeCompleted:
+        return "free_completed";
+    case BlockAction::SegmentAlloc:
+        return "segment_alloc";
+    case BlockAction::SegmentFree:
+        return "segment_free";
+    case BlockAction::SegmentMap:
+        return "segment_map";
+    case BlockAction::SegmentUnmap:
+        return "segment_unmap";
+    case BlockAction::Oom:
+        return "oom";
+    }
+    return "unknown";
+}
+
+// Which caching allocator a Block event came from (the low byte of Event::flags).
+enum class BlockSource : uint8_t {
+    Unknown = 0,
+    PyTorch = 1, // c10::cuda::CUDACachingAllocator (the native backend)
 };
 
 enum class Kind : uint8_t {
@@ -74,6 +120,9 @@ enum class Kind : uint8_t {
     HostPinned = 4,
     Array = 5,
     Vmm = 6,
+    // A block a caching allocator handed out inside one of its segments (Op::Block): the
+    // tensor level. Its bytes are inside the segments' and never counted with them.
+    Block = 7,
 };
 
 // Every API the recorder names. X(id, name): name is the exact C function name.
@@ -173,6 +222,8 @@ inline std::string_view kindName(Kind kind) {
         return "array";
     case Kind::Vmm:
         return "vmm";
+    case Kind::Block:
+        return "block";
     default:
         return "none";
     }
@@ -208,9 +259,17 @@ inline std::string_view opName(Op op) {
         return "pool_trim";
     case Op::VmmRetain:
         return "vmm_retain";
+    case Op::Block:
+        return "block";
     default:
         return "unknown";
     }
+}
+
+// What an event's api byte names: the API called, or for a Block event the caching
+// allocator's action.
+inline std::string_view eventApiName(Op op, Api api) {
+    return op == Op::Block ? blockActionName(static_cast<uint8_t>(api)) : apiName(api);
 }
 
 // Event flags (Event::flags). The CUDA call's own flags go in the low 32 bits' lower half
@@ -220,6 +279,10 @@ inline constexpr uint32_t kFlagHostLocated = 1u << 31; // VmmCreate: handle live
 // that created it (possibly this one); the size is not known to the importer (see
 // docs/analysis.md), so it is 0.
 inline constexpr uint32_t kFlagImported = 1u << 29;
+// Block (free_requested, free_completed): made while the interpreter was finalizing (at
+// exit, CPython freeing what modules still referenced), not by the program's own code.
+inline constexpr uint32_t kFlagInterpreterExiting = 1u << 28;
+inline constexpr uint32_t kBlockSourceMask = 0xff; // Block: the BlockSource
 
 // ---------------------------------------------------------------------------------
 // One recorded call. This is the logical event both halves agree on; in the ring it is
@@ -239,6 +302,10 @@ inline constexpr uint32_t kFlagImported = 1u << 29;
 //   Teardown        device (device resets) or context (cuCtxDestroy)
 //   CtxCreate       context, device
 //   Pool*           handle = pool, device, size = trim target
+//   Block           api = BlockAction, address, size, stream, device, handle/offset = the
+//                   allocator's memory pool id (CUDA graphs' private pools; 0, 0 otherwise),
+//                   kind = Block, flags = BlockSource | kFlagInterpreterExiting,
+//                   device_free = free bytes (Oom)
 //   failures        result != 0; device_free/device_total = cuMemGetInfo on OOM
 struct Event {
     uint64_t time_ns = 0; // CLOCK_MONOTONIC
@@ -328,6 +395,8 @@ enum class RecordTag : uint8_t {
     Trailer = 6,    // clean end of trace: see TrailerInfo
     Phase = 7,      // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
     PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
+    CachingAllocator =
+        9, // what became of a framework's caching allocator: see CachingAllocatorInfo
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
@@ -476,6 +545,44 @@ struct PhaseInfo {
     PhaseKind kind = PhaseKind::Mark;
     uint32_t tid = 0; // the thread that marked it: nesting is per thread
 };
+
+// What the recorder made of a framework's caching allocator it found loaded
+// (RecordTag::CachingAllocator): written once, when it attached to it or gave up. A trace
+// without one found none (or was written before such records existed). Append only.
+enum class CachingAllocatorStatus : uint8_t {
+    Attached = 1,       // its block events (Op::Block) follow
+    UnknownVersion = 2, // a version the recorder has no layout for: no block events
+    OtherBackend = 3,   // not the native caching allocator (cudaMallocAsync, pluggable)
+    Failed = 4,         // its symbol or methods were not where its version puts them
+    Disabled = 5,       // GPUMEMTRACE_CACHING_ALLOCATOR=0
+};
+
+inline std::string_view cachingAllocatorStatusName(CachingAllocatorStatus s) {
+    switch (s) {
+    case CachingAllocatorStatus::Attached:
+        return "attached";
+    case CachingAllocatorStatus::UnknownVersion:
+        return "unknown_version";
+    case CachingAllocatorStatus::OtherBackend:
+        return "other_backend";
+    case CachingAllocatorStatus::Failed:
+        return "failed";
+    case CachingAllocatorStatus::Disabled:
+        return "disabled";
+    }
+    return "unknown";
+}
+
+struct CachingAllocatorInfo {
+    BlockSource source = BlockSource::PyTorch;
+    CachingAllocatorStatus status = CachingAllocatorStatus::Failed;
+    uint64_t time_ns = 0;
+    std::string version; // the framework's ("2.11.0+cu130"), when known (<= 256)
+    std::string detail;  // why not attached, or the backend's name (<= 1024)
+    std::string config;  // the allocator's settings from the environment (<= 4096):
+                         // "PYTORCH_CUDA_ALLOC_CONF=..." lines
+};
+inline constexpr uint32_t kMaxCachingAllocatorConfig = 4096;
 
 // ---------------------------------------------------------------------------------
 // Checksum: CRC-32C (Castagnoli), table-driven; fast enough for frames of a few KiB.
@@ -1262,6 +1369,25 @@ inline bool decodePhase(ByteReader& r, PhaseInfo& p) {
                                                               : PhaseKind::Mark;
         p.tid = static_cast<uint32_t>(r.varint());
     }
+    return r.ok();
+}
+
+inline void encodeCachingAllocator(ByteWriter& w, const CachingAllocatorInfo& c) {
+    w.varint(static_cast<uint8_t>(c.source));
+    w.varint(static_cast<uint8_t>(c.status));
+    w.varint(c.time_ns);
+    w.string(c.version);
+    w.string(c.detail);
+    w.string(c.config);
+}
+
+inline bool decodeCachingAllocator(ByteReader& r, CachingAllocatorInfo& c) {
+    c.source = static_cast<BlockSource>(r.varint());
+    c.status = static_cast<CachingAllocatorStatus>(r.varint());
+    c.time_ns = r.varint();
+    c.version = r.string(256);
+    c.detail = r.string(1024);
+    c.config = r.string(kMaxCachingAllocatorConfig);
     return r.ok();
 }
 

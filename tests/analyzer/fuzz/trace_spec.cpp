@@ -231,6 +231,8 @@ tf::Api apiFor(tf::Op op, tf::Kind kind) {
         return tf::Api::cudaMemPoolTrimTo;
     case tf::Op::VmmRetain:
         return tf::Api::cuMemRetainAllocationHandle;
+    case tf::Op::Block:
+        return static_cast<tf::Api>(tf::BlockAction::Alloc);
     }
     return tf::Api::Unknown;
 }
@@ -614,7 +616,8 @@ tf::Event randomEvent(std::mt19937_64& rng, const TraceSpec& spec) {
                                   tf::Op::VmmCreate, tf::Op::VmmRelease,  tf::Op::VmmMap,
                                   tf::Op::VmmUnmap,  tf::Op::VmmReserve,  tf::Op::VmmAddressFree,
                                   tf::Op::Teardown,  tf::Op::CtxCreate,   tf::Op::PoolCreate,
-                                  tf::Op::PoolTrim,  tf::Op::PoolDestroy, tf::Op::VmmRetain};
+                                  tf::Op::PoolTrim,  tf::Op::PoolDestroy, tf::Op::VmmRetain,
+                                  tf::Op::Block,     tf::Op::Block,       tf::Op::Block};
     e.op = kOps[rng() % std::size(kOps)];
     e.kind =
         e.op == tf::Op::Alloc || e.op == tf::Op::Free
@@ -623,6 +626,11 @@ tf::Event randomEvent(std::mt19937_64& rng, const TraceSpec& spec) {
                    ? tf::Kind::Vmm
                    : tf::Kind::None);
     e.api = apiFor(e.op, e.kind);
+    if (e.op == tf::Op::Block) {
+        // Every action, and now and then one no recorder writes.
+        e.kind = tf::Kind::Block;
+        e.api = static_cast<tf::Api>(rng() % 12);
+    }
     e.time_ns = (last ? last->time_ns : 1000) + rng() % 1000;
     // Addresses and handles mostly reused, so frees, maps and teardowns meet something.
     e.address = other && rng() % 2 ? other->address : kDeviceBase + (rng() % 64) * 4096;

@@ -1,0 +1,55 @@
+// What `report` and `check` are told about framework programs (docs/configuration.md,
+// "Caching allocators" and "Built-in suppressions"): which caching allocator table decides
+// what is held at exit rather than leaked, and whether the built-in suppressions of the
+// CUDA libraries' one-time allocations apply. Kept apart from the other options so that
+// each command adds them with one call.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "caching_allocators.h"
+#include "report.h"
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gmt::cli {
+
+struct FrameworkOptions {
+    std::string caching_allocators; // a file extending the built-in table
+    bool no_builtin_caching_allocators = false;
+    bool count_cached = false;             // held memory counts as leaked
+    bool print_caching_allocators = false; // print the table in effect, run nothing
+    // `check` only (builtin_suppressions.h).
+    bool no_builtin_suppressions = false;
+    bool print_builtin_suppressions = false;
+};
+
+// Adds --caching-allocators, --no-builtin-caching-allocators, --count-cached and
+// --print-caching-allocators to `cmd`; with `suppressions` (check) also
+// --no-builtin-suppressions and --print-builtin-suppressions. Without `print` (record
+// --check, which runs a command) the --print-* options are left out. Returns what it added.
+std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& options,
+                                              bool suppressions, bool print = true);
+
+// The table the options describe; null with --count-cached (held memory is leaked then).
+// Throws InputError naming the file and line of a bad table.
+std::shared_ptr<const analyzer::CachingAllocatorTable>
+cachingAllocatorTable(const FrameworkOptions& options);
+
+// The table the options describe, for --print-caching-allocators (never null).
+std::shared_ptr<const analyzer::CachingAllocatorTable>
+printedCachingAllocatorTable(const FrameworkOptions& options);
+
+// Prints what a --print-* option asked for to `out`; false when none was given.
+bool printFrameworkTables(const FrameworkOptions& options, std::ostream& out);
+
+// A saved report was made with the built-in table: its listed leaks that `table` says are
+// held move to held_at_exit (what ReportOptions::caching_allocators does for a trace), and
+// with a null table (--count-cached) what it lists as held becomes leaks again.
+void applyCachingAllocators(analyzer::Report& report,
+                            const std::shared_ptr<const analyzer::CachingAllocatorTable>& table);
+
+} // namespace gmt::cli

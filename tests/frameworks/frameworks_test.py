@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Framework programs end to end (docs/frameworks.md), on the simulated CUDA with
+libgpumemtrace.so preloaded: a PyTorch-like Python program on the stand-in libc10_cuda.so
+(block events through the caching allocator's trace tracker, the tensor level of the
+report, what is held at exit, OOM hints), and a program whose caching allocators and
+cuBLAS-like library keep memory by design (the built-in table and suppressions).
+
+One case per process, as ctest runs them:
+
+    frameworks_test.py --case NAME --python TRACED_PYTHON --gpumemtrace BIN --preload LIB
+        --cudasim DIR --fake-torch DIR --fake-torch-future DIR --fake-cublas DIR
+        --allocs BIN --workdir DIR
+
+Exit 0 pass, 1 fail, 77 skipped (the simulated CUDA or the traced interpreter is missing).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import e2e_case  # noqa: E402
+from e2e_case import Skip, expect, run_case  # noqa: E402
+
+ARGS = None
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+MiB = 1 << 20
+
+
+def marker_lines(program):
+    return e2e_case.marker_lines(os.path.join(PROGRAMS, program))
+
+
+def base_env():
+    if not os.path.exists(os.path.join(ARGS.cudasim, "libcudart.so.13")):
+        raise Skip("simulated CUDA not built in " + ARGS.cudasim)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GPUMEMTRACE_", "PYTHON", "FAKE_TORCH"))}
+    env.update({"LD_LIBRARY_PATH": ARGS.cudasim + ":" + ARGS.fake_cublas,
+                "PYTHONDONTWRITEBYTECODE": "1", "FAKE_TORCH": ARGS.fake_torch})
+    return env
+
+
+def traced(name, command, env=None):
+    """Runs a command under the recorder; returns (result, trace path)."""
+    run_env = base_env()
+    run_env.update({"LD_PRELOAD": ARGS.preload,
+                    "GPUMEMTRACE_OUTPUT": os.path.join(ARGS.workdir, name + ".%p.gmtrace")})
+    run_env.update(env or {})
+    r = subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=600)
+    expect(r.returncode == 0, f"{command} exits 0", r)
+    traces = [f for f in os.listdir(ARGS.workdir)
+              if f.startswith(name + ".") and f.endswith(".gmtrace")]
+    expect(len(traces) == 1, f"one trace, not {traces}", r)
+    return r, os.path.join(ARGS.workdir, traces[0])
+
+
+def torch_like(scenario, env=None):
+    """Runs torch_like.py SCENARIO traced; returns (its statistics, trace path)."""
+    if not os.path.exists(ARGS.python):
+        raise Skip("no interpreter at " + ARGS.python)
+    result = os.path.join(ARGS.workdir, scenario + ".json")
+    _, trace = traced(scenario, [ARGS.python, os.path.join(PROGRAMS, "torch_like.py"), scenario,
+                                 result], env)
+    with open(result) as f:
+        return json.load(f), trace
+
+
+def gmt(*args, status=0):
+    r = subprocess.run([ARGS.gpumemtrace, *args], capture_output=True, text=True, timeout=600)
+    expect(r.returncode == status, "gpumemtrace " + " ".join(args) + f" exits {status}", r)
+    return r.stdout
+
+
+def report(trace, *extra):
+    return json.loads(gmt("report", "--format", "json", *extra, trace))
+
+
+def dump(trace):
+    return [json.loads(line) for line in gmt("dump", trace).splitlines() if line.strip()]
+
+
+def python_lines(stack, program="torch_like.py"):
+    return [f["line"] for f in stack
+            if f.get("language") == "python" and os.path.basename(f["file"]) == program]
+
+
+def caching_of(rep):
+    c = rep.get("caching_allocator")
+    expect(c is not None and len(c["processes"]) == 1, f"one caching allocator: {c}")
+    return c
+
+
+# ----- cases ---------------------------------------------------------------------------
+
+def test_attach():
+    """The recorder finds the stand-in libc10_cuda.so (loaded RTLD_LOCAL), attaches once its
+    allocator is initialized, and records its block events; the first is the segment the
+    first cudaMalloc took, right after that cudaMalloc."""
+    _, trace = torch_like("train")
+    records = dump(trace)
+    found = [r for r in records if r["record"] == "caching_allocator"]
+    expect(len(found) == 1 and found[0]["status"] == "attached" and
+           found[0]["version"] == "2.11.0+fake", f"one caching_allocator record: {found}")
+    events = [r for r in records if r["record"] == "event"]
+    blocks = [i for i, e in enumerate(events) if e["event"] == "block"]
+    expect(blocks, "block events recorded")
+    first = events[blocks[0]]
+    before = events[blocks[0] - 1]
+    expect(first["api"] == "segment_alloc" and before["event"] == "alloc" and
+           before["api"] == "cudaMalloc" and before["address"] == first["address"] and
+           before["size"] == first["size"],
+           f"the first block event is the segment of the cudaMalloc before it: {before} {first}")
+    actions = {events[i]["api"] for i in blocks}
+    expect({"segment_alloc", "alloc", "free_requested", "free_completed"} <= actions,
+           f"actions recorded: {actions}")
+    # Each block event carries the stack of the Python line that caused it.
+    rep = report(trace)
+    expect(any(python_lines(s["stack"]) for s in caching_of(rep)["tensor_peak"]["top_sites"]),
+           "tensor-level sites have Python frames")
+
+
+def test_train_check():
+    """A training loop in the caching allocator's default mode passes `check` with no
+    options: its segments are held by the cache, not leaked, and its tensors were freed."""
+    stats, trace = torch_like("train")
+    out = gmt("check", trace)
+    expect("passed" in out and "held by caching allocators at exit, not counted" in out,
+           "check passes and says what it did not count:\n" + out)
+    rep = report(trace)
+    held = rep["held_at_exit"]
+    expect(len(held) == 1 and held[0]["allocator"] == "PyTorch CUDA caching allocator" and
+           held[0]["bytes"] == stats["end"]["reserved"],
+           f"the cache's segments are held at exit: {held} vs reserved {stats['end']['reserved']}")
+    expect(rep["summary"]["leaked_bytes"] == 0, f"no leaks: {rep['summary']}")
+    # The model, referenced from a module global, was freed by the interpreter at exit.
+    a = caching_of(rep)["processes"][0]
+    expect(a["exit_freed_bytes"] == stats["end"]["allocated"],
+           f"freed at interpreter exit {a['exit_freed_bytes']} = allocated at the end "
+           f"{stats['end']['allocated']}")
+    # --count-cached: the cache counts as leaked.
+    out = gmt("check", "--count-cached", trace, status=1)
+    expect("FAIL" in out, "--count-cached fails it:\n" + out)
+
+
+def test_record_check():
+    """`record --check` takes the framework options: the default mode passes the one-step
+    gate, and with --count-cached the cache fails it."""
+    if not os.path.exists(ARGS.python):
+        raise Skip("no interpreter at " + ARGS.python)
+    for extra, status in (([], 0), (["--count-cached"], 1)):
+        command = [ARGS.gpumemtrace, "record", "--check", *extra, "--library", ARGS.preload,
+                   "-o", os.path.join(ARGS.workdir, "record_check.%p.gmtrace"), "--",
+                   ARGS.python, os.path.join(PROGRAMS, "torch_like.py"), "train",
+                   os.path.join(ARGS.workdir, "record_check.json")]
+        r = subprocess.run(command, capture_output=True, text=True, env=base_env(), timeout=600)
+        expect(r.returncode == status, f"record --check {' '.join(extra)} exits {status}", r)
+        expect(("passed" if status == 0 else "FAILED") in r.stderr,
+               "the verdict on stderr says so:\n" + r.stderr[-2000:])
+
+
+def test_train_figures():
+    """The tensor-level peak is max_memory_allocated, the segment-level peak
+    max_memory_reserved, and the space inside the segments at the tensor peak is reserved -
+    allocated and inactive_split_bytes of that moment."""
+    stats, trace = torch_like("train")
+    c = caching_of(report(trace))
+    a = c["processes"][0]
+    expect(a["sizes_exact"] and a["unmatched_events"] == 0,
+           f"every block placed, every size rebuilt exactly: {a}")
+    d = a["devices"][0]
+    end = stats["end"]
+    expect(d["allocated_peak_bytes"] == end["max_allocated"],
+           f"allocated peak {d['allocated_peak_bytes']} = max_allocated {end['max_allocated']}")
+    expect(d["reserved_peak_bytes"] == end["max_reserved"],
+           f"reserved peak {d['reserved_peak_bytes']} = max_reserved {end['max_reserved']}")
+    expect(d["allocated_end_bytes"] == 0, "nothing allocated when the process ended")
+    expect(c["tensor_peak"]["bytes"] == end["max_allocated"], "the tensor peak of the run")
+    frag = c["fragmentation"]
+    expect(len(frag) == 1 and frag[0]["exact"], f"one exact measurement at the peak: {frag}")
+    peak = stats["at_peak"]
+    f = frag[0]
+    expect(f["reserved_unallocated_bytes"] == peak["reserved"] - peak["allocated"] and
+           f["allocated_bytes"] == peak["allocated"] and f["reserved_bytes"] == peak["reserved"],
+           f"inside the segments at the peak {f} vs the allocator's {peak}")
+    expect(f["inactive_split_bytes"] == peak["inactive_split_bytes"] and
+           f["inactive_split_blocks"] == peak["inactive_split"],
+           f"split free blocks {f['inactive_split_blocks']} / {f['inactive_split_bytes']} vs "
+           f"{peak['inactive_split']} / {peak['inactive_split_bytes']}")
+    text = gmt("report", trace)
+    for words in ("Tensor level: PyTorch CUDA caching allocator 2.11.0+fake",
+                  "(tensor level, max_memory_allocated)", "(segment level, max_memory_reserved)",
+                  "reserved but unallocated", "segment level: memory taken from CUDA"):
+        expect(words in text, f"the text says '{words}':\n{text}")
+
+
+def test_planted_leak_at_exit():
+    """A list that keeps a tensor every step until the script ends: the interpreter frees it
+    at exit, so it is no leak at the end; the report names it as freed only at exit, at the
+    planted line."""
+    stats, trace = torch_like("planted")
+    planted = marker_lines("torch_like.py")["planted"]
+    rep = report(trace)
+    a = caching_of(rep)["processes"][0]
+    sites = [s for s in a["exit_freed_top_sites"] if planted in python_lines(s["stack"])]
+    expect(len(sites) == 1 and sites[0]["allocations"] == 6,
+           f"the planted line {planted} freed at exit: {a['exit_freed_top_sites']}")
+    # With the model (freed at exit too) it is every block the program still held.
+    expect(a["exit_freed_bytes"] == stats["end"]["allocated"],
+           f"freed at exit {a['exit_freed_bytes']} = allocated at the end {stats['end']['allocated']}")
+    expect(gmt("check", trace).count("passed") == 1,
+           "no leak at the end: `check` passes (growth, not a leak at exit)")
+    text = gmt("report", trace)
+    expect("freed only by the interpreter at exit" in text and f"torch_like.py:{planted}" in text,
+           "the text names it:\n" + text)
+
+
+def test_planted_leak_kept():
+    """The same list, and the process ends without finalization (os._exit): the kept tensors
+    are leaks at the tensor level and `check` fails naming the planted line."""
+    stats, trace = torch_like("planted_kept")
+    planted = marker_lines("torch_like.py")["planted"]
+    out = gmt("check", trace, status=1)
+    expect("FAIL" in out and f"torch_like.py:{planted}" in out,
+           f"check fails at torch_like.py:{planted}:\n" + out)
+    rep = report(trace)
+    leaks = [l for l in rep["leaks"] if l["kind"] == "block"]
+    expect(len(leaks) == 1 and leaks[0]["allocations"] == 6 and
+           leaks[0]["api"] == "PyTorch caching allocator" and
+           planted in python_lines(leaks[0]["stack"]),
+           f"one tensor-level leak site at line {planted}: {leaks}")
+    expect(leaks[0]["bytes"] == stats["end"]["allocated"],
+           f"its bytes {leaks[0]['bytes']} are the blocks still allocated "
+           f"{stats['end']['allocated']}")
+    expect(rep["summary"]["leaked_bytes"] == leaks[0]["bytes"],
+           "the segments holding them are held by the cache, not leaked too")
+
+
+def test_record_stream():
+    """A block used on another stream is freed when asked (no longer allocated) but its
+    memory is reused only when the stream is done (the completion comes later)."""
+    stats, trace = torch_like("record_stream")
+    events = [r for r in dump(trace) if r["record"] == "event" and r["event"] == "block"]
+    order = [e["api"] for e in events if e["api"] in ("free_requested", "free_completed", "alloc")]
+    expect(order[:4] == ["alloc", "free_requested", "free_completed", "alloc"] or
+           order[:4] == ["alloc", "free_requested", "alloc", "free_completed"],
+           f"request, then completion at the next allocation: {order}")
+    c = caching_of(report(trace))
+    d = c["processes"][0]["devices"][0]
+    expect(d["allocated_peak_bytes"] == stats["end"]["max_allocated"],
+           f"peak {d['allocated_peak_bytes']} = {stats['end']['max_allocated']}")
+
+
+def test_oom_fragmentation():
+    """A request that fails although the segments hold more than it in free blocks is
+    fragmentation inside segments, and the hint names expandable_segments."""
+    stats, trace = torch_like("oom", env={"CUDASIM_MEMORY_BYTES": str(256 * MiB)})
+    oom_line = marker_lines("torch_like.py")["oom"]
+    c = caching_of(report(trace))
+    ooms = [o for o in c["ooms"] if oom_line in python_lines(o["stack"])]
+    expect(len(ooms) == 1, f"one OOM at line {oom_line}: {[python_lines(o['stack']) for o in c['ooms']]}")
+    o = ooms[0]
+    expect(o["fragmentation"] and o["diagnosis"].startswith("fragmentation inside segments"),
+           f"diagnosed as fragmentation: {o['diagnosis']}")
+    expect(o["requested_bytes"] == 40 * MiB, f"40 MiB asked for: {o['requested_bytes']}")
+    space = o["space"]
+    before = stats["before_oom"]
+    expect(space["reserved_bytes"] == before["reserved"] and
+           space["allocated_bytes"] == before["allocated"],
+           f"the segments at the OOM {space} are the allocator's {before}")
+    expect(space["largest_free_bytes"] == 11 * MiB, f"largest free block {space['largest_free_bytes']}")
+    hints = {h["remedy"]: h for h in o["hints"]}
+    expect(hints["expandable_segments"]["verdict"] == "would likely have avoided it" and
+           hints["expandable_segments"]["estimate"],
+           f"expandable_segments: {hints['expandable_segments']}")
+    expect(hints["empty_cache"]["verdict"] == "would not have helped" and
+           not hints["empty_cache"]["estimate"], f"empty_cache: {hints['empty_cache']}")
+    text = gmt("report", trace)
+    expect("Out of memory in the caching allocator" in text and "expandable_segments:" in text,
+           "the text explains it:\n" + text)
+
+
+def test_unknown_version():
+    """A PyTorch version the recorder has no layout for is left alone; the trace and the
+    report say why there are no block events."""
+    _, trace = torch_like("train", env={"FAKE_TORCH": ARGS.fake_torch_future})
+    records = dump(trace)
+    found = [r for r in records if r["record"] == "caching_allocator"]
+    expect(len(found) == 1 and found[0]["status"] == "unknown_version" and
+           found[0]["version"] == "9.1.0", f"the record says why: {found}")
+    expect(not any(r["record"] == "event" and r["event"] == "block" for r in records),
+           "no block events")
+    text = gmt("report", trace)
+    expect("no block events (unknown_version" in text, "the report says so:\n" + text)
+
+
+def test_other_backend():
+    """Another allocator backend (cudaMallocAsync) is not attached to."""
+    _, trace = torch_like("train", env={"FAKE_TORCH_BACKEND": "cudaMallocAsync"})
+    found = [r for r in dump(trace) if r["record"] == "caching_allocator"]
+    expect(len(found) == 1 and found[0]["status"] == "other_backend" and
+           "cudaMallocAsync" in found[0]["detail"], f"the record says why: {found}")
+
+
+def test_disabled():
+    """GPUMEMTRACE_CACHING_ALLOCATOR=0: no block events, and the trace says so."""
+    _, trace = torch_like("train", env={"GPUMEMTRACE_CACHING_ALLOCATOR": "0"})
+    records = dump(trace)
+    found = [r for r in records if r["record"] == "caching_allocator"]
+    expect(len(found) == 1 and found[0]["status"] == "disabled", f"the record: {found}")
+    expect(not any(r["record"] == "event" and r["event"] == "block" for r in records),
+           "no block events")
+
+
+def test_held_builtin_table():
+    """Memory that CuPy's pool, XLA's BFC allocator and an RMM pool keep, recognised by their
+    functions' names in the built-in table, is held at exit, not leaked."""
+    _, trace = traced("allocs", [ARGS.allocs])
+    rep = report(trace)
+    held = {h["allocator"]: h["bytes"] for h in rep["held_at_exit"]}
+    expect(held == {"CuPy memory pool": 8 * MiB, "XLA BFC allocator": 16 * MiB,
+                    "RMM pool": 6 * MiB}, f"held at exit: {held}")
+    leaked = sorted(l["bytes"] for l in rep["leaks"])
+    expect(leaked == [1 * MiB, 4 * MiB], f"leaks: the helper's and cuBLAS's workspace {leaked}")
+
+
+def test_builtin_suppressions():
+    """cuBLAS's workspace is suppressed by a built-in line and said so; the helper's leak
+    still fails the check; the built-in lines can be listed and turned off."""
+    _, trace = traced("allocs", [ARGS.allocs])
+    out = gmt("check", trace, status=1)
+    expect("built-in suppressions: 1 of" in out and "leak:libcublas.so*  (built-in)" in out and
+           "leaky_helper" in out and "1.0 MiB leaked" in out, "check's verdict:\n" + out)
+    out = gmt("check", "--no-builtin-suppressions", trace, status=1)
+    expect("5.0 MiB leaked" in out and "built-in suppressions" not in out,
+           "without the built-in lines:\n" + out)
+    out = gmt("check", "--count-cached", trace, status=1)
+    expect("31.0 MiB leaked" in out and "4.0 MiB suppressed" in out,
+           "--count-cached counts the caches (cuBLAS's workspace stays suppressed):\n" + out)
+    listed = gmt("check", "--print-builtin-suppressions")
+    expect("leak:libcublas.so*" in listed and "leak:libnccl.so*" in listed and
+           listed.count("\n# ") >= 5, "the list:\n" + listed)
+    table = gmt("report", "--print-caching-allocators")
+    expect("CuPy memory pool: *SingleDeviceMemoryPool*" in table, "the table:\n" + table)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True)
+    for option in ("python", "gpumemtrace", "preload", "cudasim", "fake-torch",
+                   "fake-torch-future", "fake-cublas", "allocs", "workdir"):
+        parser.add_argument("--" + option, required=True)
+    ARGS = parser.parse_args()
+    return run_case(globals(), ARGS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

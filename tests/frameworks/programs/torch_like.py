@@ -1,0 +1,135 @@
+"""A PyTorch-like program on the stand-in libc10_cuda.so (tests/frameworks/fake_c10_cuda.cpp):
+tensors made and dropped from Python through its caching allocator, reached with ctypes,
+which loads the library RTLD_LOCAL as Python loads PyTorch's. A tensor frees its block when
+the last reference goes, as a torch.Tensor does, and so at interpreter exit for what module
+globals still hold.
+
+    torch_like.py SCENARIO RESULT.json
+
+Scenarios: train, planted (a list keeps a tensor every step, until exit), planted_kept (the
+same, but the process ends with os._exit: nothing is freed), record_stream, oom. RESULT gets
+the allocator's statistics (PyTorch's memory_stats names) at the end and at the moment the
+allocated bytes first reached their maximum.
+"""
+import ctypes
+import json
+import os
+import sys
+
+lib = ctypes.CDLL(os.path.join(os.environ["FAKE_TORCH"], "lib", "libc10_cuda.so"))
+lib.fake_torch_malloc.restype = ctypes.c_void_p
+lib.fake_torch_malloc.argtypes = [ctypes.c_size_t, ctypes.c_void_p]
+lib.fake_torch_free.argtypes = [ctypes.c_void_p]
+lib.fake_torch_record_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+lib.fake_torch_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
+NAMES = ["allocated", "reserved", "active", "requested", "max_allocated", "max_reserved",
+         "inactive_split", "inactive_split_bytes", "num_ooms"]
+MiB = 1 << 20
+
+
+def stats():
+    out = (ctypes.c_uint64 * len(NAMES))()
+    lib.fake_torch_stats(out)
+    return dict(zip(NAMES, out))
+
+
+class Tensor:
+    def __init__(self, nbytes, stream=None):
+        # Its own reference to the free function, as a torch.Tensor's deleter is C code: at
+        # exit the interpreter may clear this module's globals before the tensors go.
+        self._free = lib.fake_torch_free
+        self.ptr = lib.fake_torch_malloc(nbytes, stream)
+        if not self.ptr:
+            raise MemoryError("CUDA out of memory. Tried to allocate %d bytes" % nbytes)
+
+    def record_stream(self, stream):
+        lib.fake_torch_record_stream(self.ptr, stream)
+
+    def __del__(self):
+        if self.ptr:
+            self._free(self.ptr)
+            self.ptr = None
+
+
+AT_PEAK = {}
+
+
+def watch():
+    """Keeps the statistics of the moment allocated first reached its maximum."""
+    s = stats()
+    if s["allocated"] > AT_PEAK.get("allocated", 0):
+        AT_PEAK.clear()
+        AT_PEAK.update(s)
+
+
+def step_tensors(step):
+    acts = []
+    for n in (1_500_000 + step * 1000, 800_000, 6_000_001, 333_333, 25_000_000 - step * 4096):
+        acts.append(Tensor(n))
+        watch()
+    grads = [Tensor(3_000_001), Tensor(700_001), Tensor(1000)]
+    watch()
+    return acts, grads
+
+
+def train(steps, planted):
+    model = [Tensor(n) for n in (3_000_001, 5 * MiB, 700_001, 12_345_678, 4096, 65_536)]
+    watch()
+    kept = []
+    for step in range(steps):
+        acts, grads = step_tensors(step)
+        if planted:
+            kept.append(Tensor(2_000_000 + step * 512))  # LINE:planted
+        del acts, grads
+    return model, kept
+
+
+def oom():
+    """Fragmentation: 20 MiB segments each hold a long-lived 9 MiB block and had a
+    short-lived 9 MiB one; with those freed, 11 MiB lie free in each, yet a 40 MiB tensor
+    needs a segment of its own, for which the device has no room."""
+    long_lived, short_lived = [], []
+    try:
+        while True:
+            long_lived.append(Tensor(9 * MiB))
+            short_lived.append(Tensor(9 * MiB))
+    except MemoryError:
+        pass
+    del short_lived
+    before = stats()
+    try:
+        Tensor(40 * MiB)  # LINE:oom
+        raise SystemExit("the 40 MiB tensor should not fit")
+    except MemoryError:
+        pass
+    return long_lived, before
+
+
+def main():
+    scenario, out = sys.argv[1], sys.argv[2]
+    lib.fake_torch_init()
+    result = {}
+    global MODEL, KEPT, LIVE
+    if scenario in ("train", "planted", "planted_kept"):
+        MODEL, KEPT = train(6, scenario != "train")
+        if scenario == "planted_kept":
+            del MODEL
+    elif scenario == "record_stream":
+        t = Tensor(5 * MiB)
+        t.record_stream(0x5a5a)
+        watch()
+        del t  # requested now, completed at the next allocation
+        LIVE = Tensor(1 * MiB)
+        watch()
+    elif scenario == "oom":
+        LIVE, result["before_oom"] = oom()
+    result["end"] = stats()
+    result["at_peak"] = AT_PEAK
+    with open(out, "w") as f:
+        json.dump(result, f)
+    if scenario == "planted_kept":
+        sys.stdout.flush()
+        os._exit(0)  # no interpreter finalization: the kept tensors are never freed
+
+
+main()
