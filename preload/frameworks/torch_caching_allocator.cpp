@@ -91,9 +91,18 @@ void readVersion(const char* library, char* out, size_t size) {
         return;
     }
     std::string_view s(text, static_cast<size_t>(n));
-    const size_t at = s.find("__version__");
-    if (at == std::string_view::npos) {
-        return;
+    // The assignment, not an earlier mention: PyTorch's version.py lists '__version__' in
+    // __all__ first.
+    size_t at = 0;
+    for (;; at += 11) {
+        at = s.find("__version__", at);
+        if (at == std::string_view::npos) {
+            return;
+        }
+        const size_t equals = s.find_first_not_of(" \t", at + 11);
+        if (equals != std::string_view::npos && s[equals] == '=') {
+            break;
+        }
     }
     const size_t open = s.find_first_of("'\"", at);
     if (open == std::string_view::npos) {

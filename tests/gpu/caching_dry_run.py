@@ -30,7 +30,9 @@ def main():
     shutil.copytree(here.parent / "caching_stand_in", package)
     (package / "torch" / "lib").mkdir()
     shutil.copy(args.fake_c10, package / "torch" / "lib" / "libc10_cuda.so")
-    (package / "torch" / "version.py").write_text("__version__ = '2.11.0+stand-in'\n")
+    # Laid out as PyTorch's own: __all__ names '__version__' before the assignment.
+    (package / "torch" / "version.py").write_text(
+        "__all__ = ['__version__', 'debug']\n__version__ = '2.11.0+stand-in'\ndebug = False\n")
     cudasim = Path(args.build).resolve() / "lib" / "cudasim"
     if not (cudasim / "libcudart.so.13").exists():
         print("SKIP: simulated CUDA not built")
