@@ -243,9 +243,18 @@ void BlockTracker::releaseAll(uint64_t time_ns) {
 }
 
 void BlockTracker::finish() {
+    // The interpreter finalized: what it left allocated was still the program's when the
+    // process ended, not lost by it (docs/frameworks.md).
+    const bool finalized = !exit_freed_.empty();
     for (auto& [device, d] : devices_) {
         for (auto& [address, b] : d.blocks) {
             if (!b.allocated) {
+                continue;
+            }
+            if (finalized) {
+                SiteLive& s = exit_kept_[b.stack];
+                s.bytes += b.end - address;
+                ++s.allocations;
                 continue;
             }
             LeakGroup& g =

@@ -108,6 +108,9 @@ class BlockTracker {
     // Blocks the interpreter freed while finalizing (what modules still held at exit), by
     // allocation stack.
     const std::map<uint32_t, SiteLive>& exitFreed() const { return exit_freed_; }
+    // Blocks still allocated at the end of a process whose interpreter was seen finalizing
+    // (it freed blocks at exit), by allocation stack: not leaks (report.h ExitBlocks).
+    const std::map<uint32_t, SiteLive>& exitKept() const { return exit_kept_; }
     uint64_t unmatched() const { return unmatched_; } // frees or allocs the trace cannot place
     uint64_t estimated() const { return estimated_; } // blocks whose size is an estimate
 
@@ -151,6 +154,7 @@ class BlockTracker {
     std::vector<BlockOom> ooms_;
     std::map<LeakKey, LeakGroup> leaks_;
     std::map<uint32_t, SiteLive> exit_freed_;
+    std::map<uint32_t, SiteLive> exit_kept_;
     uint64_t unmatched_ = 0;
     uint64_t estimated_ = 0;
     static constexpr size_t kMaxOoms = 100;

@@ -462,6 +462,14 @@ struct CachingDeviceReport {
 };
 
 // What a process's caching allocator was and did.
+// Blocks by the stack that allocated them, as the interpreter's exit left them.
+struct ExitBlocks {
+    uint64_t bytes = 0;
+    uint64_t blocks = 0;
+    uint64_t sites = 0;
+    std::vector<HeldSite> top_sites; // most bytes first
+};
+
 struct CachingAllocatorReport {
     uint64_t pid = 0;
     std::string allocator; // "PyTorch CUDA caching allocator"
@@ -475,10 +483,12 @@ struct CachingAllocatorReport {
     std::vector<CachingDeviceReport> devices;
     // Freed only by the interpreter's finalization at exit: still referenced when the
     // program's own code ended (a list that kept tensors, module globals).
-    uint64_t exit_freed_bytes = 0;
-    uint64_t exit_freed_blocks = 0;
-    uint64_t exit_freed_sites = 0;
-    std::vector<HeldSite> exit_freed_top_sites;
+    ExitBlocks exit_freed;
+    // Still allocated after the interpreter finalized (it freed blocks at exit, but not
+    // these: objects its finalization does not collect, such as a model's parameters in a
+    // reference cycle). Like exit_freed, what the program held to its end; without a
+    // finalization (os._exit, a crash) such blocks are leaks instead.
+    ExitBlocks exit_kept;
 };
 
 struct CachingReport {

@@ -667,6 +667,27 @@ class Builder {
         return out;
     }
 
+    // Blocks by allocation stack, most bytes first, the first `top` sites symbolized.
+    ExitBlocks exitBlocks(uint32_t process, const std::map<uint32_t, SiteLive>& by_stack) {
+        std::vector<std::pair<uint32_t, SiteLive>> sites(by_stack.begin(), by_stack.end());
+        std::sort(sites.begin(), sites.end(), [](const auto& x, const auto& y) {
+            return x.second.bytes != y.second.bytes ? x.second.bytes > y.second.bytes
+                                                    : x.first < y.first;
+        });
+        ExitBlocks out;
+        out.sites = sites.size();
+        for (const auto& [stack, live] : sites) {
+            out.bytes += live.bytes;
+            out.blocks += live.allocations;
+            if (out.top_sites.size() < options_.top) {
+                out.top_sites.push_back(HeldSite{live.bytes, live.allocations, Kind::Block,
+                                                 std::string(kBlockApi), stackOf(process, stack),
+                                                 stack});
+            }
+        }
+        return out;
+    }
+
     // The tensor level: what each process's caching allocator did (docs/frameworks.md).
     void caching(Report& r) {
         CachingReport out;
@@ -698,22 +719,8 @@ class Builder {
                         t.reserved_peak.bytes, t.reserved_peak.time_ns, t.allocations, t.frees,
                         t.allocated, t.reserved});
                 }
-                std::vector<std::pair<uint32_t, SiteLive>> exit(b.exitFreed().begin(),
-                                                                b.exitFreed().end());
-                std::sort(exit.begin(), exit.end(), [](const auto& x, const auto& y) {
-                    return x.second.bytes != y.second.bytes ? x.second.bytes > y.second.bytes
-                                                            : x.first < y.first;
-                });
-                a.exit_freed_sites = exit.size();
-                for (const auto& [stack, live] : exit) {
-                    a.exit_freed_bytes += live.bytes;
-                    a.exit_freed_blocks += live.allocations;
-                    if (a.exit_freed_top_sites.size() < options_.top) {
-                        a.exit_freed_top_sites.push_back(
-                            HeldSite{live.bytes, live.allocations, Kind::Block,
-                                     std::string(kBlockApi), stackOf(i, stack), stack});
-                    }
-                }
+                a.exit_freed = exitBlocks(i, b.exitFreed());
+                a.exit_kept = exitBlocks(i, b.exitKept());
                 for (const BlockOom& oom : b.ooms()) {
                     CachingOomReport o;
                     o.pid = pidOf(p);

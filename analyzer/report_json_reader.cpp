@@ -682,6 +682,18 @@ InsideSegmentsReport spaceOf(const Field& f) {
     return m;
 }
 
+// PREFIX bytes, blocks, sites and top_sites (report_json_writer.cpp).
+ExitBlocks exitBlocksOf(const Field& p, const std::string& prefix) {
+    ExitBlocks out;
+    out.bytes = u64(p, (prefix + "bytes").c_str());
+    out.blocks = u64(p, (prefix + "blocks").c_str());
+    out.sites = u64(p, (prefix + "sites").c_str());
+    p.at((prefix + "top_sites").c_str()).forEach([&](const Field& s) {
+        out.top_sites.push_back(heldSiteOf(s));
+    });
+    return out;
+}
+
 CachingReport cachingOf(const Field& f) {
     CachingReport c;
     f.at("processes").forEach([&](const Field& p) {
@@ -702,12 +714,8 @@ CachingReport cachingOf(const Field& f) {
                 u64(d, "reserved_peak_time_ns"), u64(d, "allocations"), u64(d, "frees"),
                 u64(d, "allocated_end_bytes"), u64(d, "reserved_end_bytes")});
         });
-        a.exit_freed_bytes = u64(p, "exit_freed_bytes");
-        a.exit_freed_blocks = u64(p, "exit_freed_blocks");
-        a.exit_freed_sites = u64(p, "exit_freed_sites");
-        p.at("exit_freed_top_sites").forEach([&](const Field& s) {
-            a.exit_freed_top_sites.push_back(heldSiteOf(s));
-        });
+        a.exit_freed = exitBlocksOf(p, "exit_freed_");
+        a.exit_kept = exitBlocksOf(p, "exit_kept_");
         c.processes.push_back(std::move(a));
     });
     const Field peak = f.at("tensor_peak");

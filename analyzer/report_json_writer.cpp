@@ -301,10 +301,14 @@ Json cachingJson(const CachingReport& c) {
                                  {"estimated_blocks", a.estimated_blocks},
                                  {"unmatched_events", a.unmatched_events},
                                  {"devices", std::move(devices)},
-                                 {"exit_freed_bytes", a.exit_freed_bytes},
-                                 {"exit_freed_blocks", a.exit_freed_blocks},
-                                 {"exit_freed_sites", a.exit_freed_sites},
-                                 {"exit_freed_top_sites", heldSitesJson(a.exit_freed_top_sites)}});
+                                 {"exit_freed_bytes", a.exit_freed.bytes},
+                                 {"exit_freed_blocks", a.exit_freed.blocks},
+                                 {"exit_freed_sites", a.exit_freed.sites},
+                                 {"exit_freed_top_sites", heldSitesJson(a.exit_freed.top_sites)},
+                                 {"exit_kept_bytes", a.exit_kept.bytes},
+                                 {"exit_kept_blocks", a.exit_kept.blocks},
+                                 {"exit_kept_sites", a.exit_kept.sites},
+                                 {"exit_kept_top_sites", heldSitesJson(a.exit_kept.top_sites)}});
     }
     Json fragmentation = Json::array();
     for (const InsideSegmentsReport& m : c.fragmentation) {

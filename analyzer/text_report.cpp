@@ -252,6 +252,20 @@ class TextReport {
     }
 
     // The tensor level (docs/frameworks.md): the caching allocator's own figures.
+    // One ExitBlocks figure of the tensor level, with its sites (nothing when empty).
+    void exitBlocks(const std::string& what, const ExitBlocks& e) {
+        if (e.bytes == 0) {
+            return;
+        }
+        out_.line("  " + what + ": " + humanBytes(e.bytes) + " in " + plural(e.blocks, "block"),
+                  Tone::Warn);
+        for (const HeldSite& site : e.top_sites) {
+            out_.line("    " + humanBytes(site.bytes) + " in " + plural(site.allocations, "block") +
+                      " allocated at");
+            out_.stack(site.stack, "      ");
+        }
+    }
+
     void caching() {
         if (!r_.caching) {
             return;
@@ -283,18 +297,12 @@ class TextReport {
                               " (settings or events the rules could not place)",
                           Tone::Warn);
             }
-            if (a.exit_freed_bytes > 0) {
-                out_.line("  freed only by the interpreter at exit (still referenced when the "
-                          "program ended): " +
-                              humanBytes(a.exit_freed_bytes) + " in " +
-                              plural(a.exit_freed_blocks, "block"),
-                          Tone::Warn);
-                for (const HeldSite& site : a.exit_freed_top_sites) {
-                    out_.line("    " + humanBytes(site.bytes) + " in " +
-                              plural(site.allocations, "block") + " allocated at");
-                    out_.stack(site.stack, "      ");
-                }
-            }
+            exitBlocks("freed only by the interpreter at exit (still referenced when the "
+                       "program ended)",
+                       a.exit_freed);
+            exitBlocks("still allocated after the interpreter finalized (not collected at "
+                       "exit)",
+                       a.exit_kept);
         }
         if (c.tensor_peak.bytes > 0) {
             heading("Tensor-level peak " + humanBytes(c.tensor_peak.bytes) + " at " +

@@ -112,6 +112,17 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
         out.summary += "; " + formatBytes(report.summary.held_at_exit_bytes) +
                        " held by caching allocators at exit, not counted";
     }
+    uint64_t kept = 0;
+    if (report.caching) {
+        for (const analyzer::CachingAllocatorReport& a : report.caching->processes) {
+            kept += a.exit_kept.bytes;
+        }
+    }
+    if (kept > 0) {
+        // Tensors the interpreter's finalization left allocated (docs/frameworks.md).
+        out.summary += "; " + formatBytes(kept) +
+                       " of tensors left allocated by the interpreter's exit, not counted";
+    }
     size_t shown = 0;
     for (const LeakSite& leak : report.leaks) {
         if (shown == detail.top) {
