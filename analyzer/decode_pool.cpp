@@ -9,9 +9,10 @@ namespace gmt::analyzer {
 
 namespace {
 
-// A batch's worst case once decoded: its bytes, and an event (104 bytes) per 4 of them
-// (frame_batch.cpp, kMinEventRecord), with the other records' places (8 bytes per 2).
-constexpr size_t kWorstBytesPerInputByte = 1 + sizeof(format::Event) / 4 + 4;
+// A batch's worst case once decoded: its bytes, an event (104 bytes) per 4 of them
+// (frame_batch.cpp, kMinEventRecord), the other records' places (8 bytes per 2, in a
+// vector that may have doubled) and the frames' places.
+constexpr size_t kWorstBytesPerInputByte = 1 + sizeof(format::Event) / 4 + 8 + 1;
 // Batches kept for reuse (their buffers stay mapped: no page faults per batch), and the
 // largest kept.
 constexpr size_t kMaxSpareBytes = 8u << 20;
@@ -58,19 +59,25 @@ std::unique_ptr<DecodePool::Stream> DecodePool::open(const TraceFile& file, uint
     return s;
 }
 
-size_t DecodePool::estimate(const Stream& s) const {
-    return s.batch_bytes_ * kWorstBytesPerInputByte;
+size_t DecodePool::worstBatchBytes(size_t batch_bytes) {
+    return batch_bytes * kWorstBytesPerInputByte;
+}
+
+DecodePool::Usage DecodePool::usage() const {
+    std::lock_guard lock(mutex_);
+    return {charged_, peak_charged_};
 }
 
 bool DecodePool::canScan(const Stream& s) const {
     // Ahead of its reader: enough batches to keep every worker busy on one trace.
     const size_t ahead = worker_count_ + 2;
     return !s.closed_ && !s.scan_ended_ && !s.scanning_ && s.slots_.size() < ahead &&
-           charged_ + estimate(s) <= budget_;
+           charged_ + worstBatchBytes(s.batch_bytes_) <= budget_;
 }
 
 void DecodePool::charge(Slot& slot, size_t bytes) {
     charged_ = charged_ - slot.charge + bytes;
+    peak_charged_ = std::max(peak_charged_, charged_);
     slot.charge = bytes;
 }
 
@@ -93,13 +100,16 @@ DecodePool::Slot& DecodePool::claim(Stream& s) {
     const uint64_t seq = s.front_seq_ + s.slots_.size();
     Slot& slot = s.slots_.emplace_back();
     slot.batch = spareBatch();
+    if (slot.batch->heldBytes() > worstBatchBytes(s.batch_bytes_)) {
+        slot.batch = std::make_unique<FrameBatch>(); // grown for a larger batch
+    }
     FrameBatch& b = *slot.batch;
     // Every batch before it decoded and passed on: the state it starts from is known.
     b.based = seq == s.chain_seq_ && !s.chain_waits_;
     b.coder = b.based ? *s.chain_base_ : zeroCoder();
     s.scanning_ = true;
     ++s.busy_;
-    charge(slot, estimate(s));
+    charge(slot, worstBatchBytes(s.batch_bytes_));
     return slot;
 }
 

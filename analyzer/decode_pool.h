@@ -42,6 +42,17 @@ class DecodePool {
     static constexpr size_t kSharedBudget = 64u << 20;
 
     size_t workers() const { return worker_count_; }
+    size_t budget() const { return budget_; }
+
+    // What batches in flight hold now, and the most they held at once.
+    struct Usage {
+        size_t held = 0;
+        size_t peak = 0;
+    };
+    Usage usage() const;
+    // The most one batch of `batch_bytes` may hold: what the budget is charged for a batch
+    // until it is decoded. A batch its reader decodes itself is charged beyond the budget.
+    static size_t worstBatchBytes(size_t batch_bytes);
 
     class Stream;
     // Starts decoding the log of `file` (which must outlive the stream) from `offset`, in
@@ -77,12 +88,11 @@ class DecodePool {
     void charge(Slot& slot, size_t bytes);
     std::unique_ptr<FrameBatch> spareBatch();
     void recycle(std::unique_ptr<FrameBatch> batch);
-    size_t estimate(const Stream& s) const;
     bool canScan(const Stream& s) const;
 
     size_t worker_count_;
     size_t budget_;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable changed_; // a batch or a stream changed state
     std::vector<std::thread> threads_;
     bool started_ = false;
@@ -90,6 +100,7 @@ class DecodePool {
     std::vector<Stream*> streams_;
     size_t next_stream_ = 0; // round robin among streams wanting work
     size_t charged_ = 0;     // bytes held by batches in flight, all streams
+    size_t peak_charged_ = 0;
     std::vector<std::unique_ptr<FrameBatch>> spare_;
 };
 

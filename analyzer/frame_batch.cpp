@@ -120,7 +120,11 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
         if (readRecordFrame(r, tag, body)) {
             if (static_cast<RecordTag>(tag) == RecordTag::Event) [[likely]] {
                 if (b.event_count == b.event_capacity) {
-                    reserveEvents(b, std::max<size_t>(64, 2 * b.event_capacity));
+                    // More events than the frames announced: grow, within what the
+                    // batch's bytes can hold.
+                    reserveEvents(b, std::max(b.event_capacity + 1,
+                                              std::min(std::max<size_t>(64, 2 * b.event_capacity),
+                                                       b.bytes / kMinEventRecord)));
                 }
                 if (format::decodeEventBody(body.data(), body.data() + body.size(),
                                             b.events[b.event_count], b.coder)) [[likely]] {
