@@ -64,7 +64,11 @@ class LiveAccounting {
     void beginRemovals() { batch_ = true; }
     void endRemovals(uint64_t time_ns);
     // Takes the pending peak snapshot, if any (call at the end of the analysis).
-    void settle();
+    void settle() {
+        if (pending_) {
+            snapshot();
+        }
+    }
 
     // Called when the peak snapshot is taken: the live set is exactly the peak's.
     void onPeakSnapshot(std::function<void(const PeakPoint&)> callback) {
@@ -114,11 +118,29 @@ class LiveAccounting {
         auto i = static_cast<size_t>(k);
         return i < kKindCount ? i : 0;
     }
-    uint32_t siteIndex(const Charge& c);
-    Site& touch(uint32_t index);
-    DeviceSlot& deviceSlot(int device);
+    // The per-event helpers are inline, their rare cases out of line.
+    uint32_t siteIndex(const Charge& c) { return c.site != kNoSite ? c.site : findSite(c); }
+    uint32_t findSite(const Charge& c);
+    Site& touch(uint32_t index) {
+        Site& s = sites_[index];
+        if (!s.dirty) {
+            s.dirty = true;
+            dirty_.push_back(index);
+        }
+        return s;
+    }
+    DeviceSlot& deviceSlot(int device) {
+        return device_slot_.valid && device_slot_.device == device ? device_slot_
+                                                                   : switchDevice(device);
+    }
+    DeviceSlot& switchDevice(int device);
     void snapshot();
-    void sampleMoment(uint64_t time_ns);
+    void sampleMoment(uint64_t time_ns) {
+        if (moments_) {
+            sampleMomentNow(time_ns);
+        }
+    }
+    void sampleMomentNow(uint64_t time_ns);
     void recordKinds(DeviceSlot& d, uint64_t time_ns);
     void recordHost(uint64_t time_ns);
 
