@@ -3,6 +3,11 @@
 #include "event_rebase.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace gmt::analyzer {
@@ -32,9 +37,24 @@ DecodePool::~DecodePool() {
     }
 }
 
-DecodePool& DecodePool::shared() {
+size_t DecodePool::sharedWorkers() {
+    if (const char* value = std::getenv("GPUMEMTRACE_DECODE_THREADS")) {
+        size_t n = 0;
+        const char* end = value + std::strlen(value);
+        auto [ptr, ec] = std::from_chars(value, end, n);
+        if (ec != std::errc() || ptr != end || *value == '\0' || n > kMaxWorkers) {
+            throw std::invalid_argument("GPUMEMTRACE_DECODE_THREADS must be a number from 0 to " +
+                                        std::to_string(kMaxWorkers) + ", not '" +
+                                        std::string(value) + "'");
+        }
+        return n;
+    }
     const unsigned cores = std::thread::hardware_concurrency(); // 0: unknown
-    static DecodePool pool(cores > 1 ? cores - 1 : 1, kSharedBudget);
+    return cores > 1 ? cores - 1 : 1;
+}
+
+DecodePool& DecodePool::shared() {
+    static DecodePool pool(sharedWorkers(), kSharedBudget);
     return pool;
 }
 

@@ -37,9 +37,12 @@ class DecodePool {
     DecodePool& operator=(const DecodePool&) = delete;
 
     // The pool every trace reader uses: a worker per core but one (the reading thread
-    // has work of its own), at least one; 64 MiB.
+    // has work of its own), at least one, or GPUMEMTRACE_DECODE_THREADS of them (0: each
+    // reader decodes its own log); 64 MiB. Throws std::invalid_argument (once) for a
+    // value of that variable that is not a number up to kMaxWorkers.
     static DecodePool& shared();
     static constexpr size_t kSharedBudget = 64u << 20;
+    static constexpr size_t kMaxWorkers = 256;
 
     size_t workers() const { return worker_count_; }
     size_t budget() const { return budget_; }
@@ -60,6 +63,7 @@ class DecodePool {
     std::unique_ptr<Stream> open(const TraceFile& file, uint64_t offset, size_t batch_bytes);
 
   private:
+    static size_t sharedWorkers();
     // A batch of a stream, from when it is started to when its reader takes it.
     struct Slot {
         enum class State {

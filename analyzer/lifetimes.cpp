@@ -331,7 +331,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         accounting_.settle();
         ++counters_.implicit_ends;
         accounting_.remove(charge(it->second), time_ns);
-        notifyEnded(lifetime(it->second), time_ns, LifetimeEnd::Replaced);
+        notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
         if (it->second.kind != Kind::HostPinned) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -368,7 +368,7 @@ void Lifetimes::addAllocation(const Event& e) {
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
-            notifyEnded(lifetime(old->second), e.time_ns, LifetimeEnd::Replaced);
+            notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
             liveOn(old->second.device) -= old->second.size;
         }
         Allocation& held = arrays_[a.address];
@@ -391,7 +391,7 @@ void Lifetimes::addAllocation(const Event& e) {
 
 void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
-    notifyEnded(lifetime(a), time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed);
+    notifyEnded(time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed, a);
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) -= a.size;
     }
@@ -405,7 +405,7 @@ void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator
                           uint64_t time_ns, LifetimeEnd how) {
     if (it->second.counted()) {
         accounting_.remove(charge(it->second), time_ns);
-        notifyEnded(lifetime(it->first, it->second), time_ns, how);
+        notifyEnded(time_ns, how, it->first, it->second);
         if (!it->second.host_located) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -662,16 +662,16 @@ void Lifetimes::releaseAll(uint64_t time_ns) {
     accounting_.beginRemovals();
     for (const auto& [address, a] : pointers_) {
         accounting_.remove(charge(a), time_ns);
-        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
     }
     for (const auto& [address, a] : arrays_) {
         accounting_.remove(charge(a), time_ns);
-        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) { // imported handles were never charged
             accounting_.remove(charge(h), time_ns);
-            notifyEnded(lifetime(handle, h), time_ns, LifetimeEnd::ProcessEnd);
+            notifyEnded(time_ns, LifetimeEnd::ProcessEnd, handle, h);
         }
     }
     accounting_.endRemovals(time_ns);

@@ -221,9 +221,12 @@ class Lifetimes {
     LifetimeInfo lifetime(uint64_t handle, const PhysicalHandle& h) const {
         return LifetimeInfo{handle, h.time_ns, h.api, charge(h)};
     }
-    void notifyEnded(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how) {
+    // What ended is described only when an observer is told (`what...`: the arguments of
+    // lifetime()): most runs have none, and every free comes here.
+    template <typename... What>
+    void notifyEnded(uint64_t time_ns, LifetimeEnd how, const What&... what) {
         if (observer_) {
-            observer_->ended(l, time_ns, how, event_);
+            observer_->ended(lifetime(what...), time_ns, how, event_);
         }
     }
     void onTeardown(const format::Event& e);

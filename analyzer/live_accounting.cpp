@@ -13,13 +13,14 @@ LiveAccounting::LiveAccounting(size_t timeline_points, AccountingDetail detail)
 
 LiveAccounting::~LiveAccounting() = default;
 
-uint32_t LiveAccounting::findSite(const Charge& c) {
-    uint64_t key = (uint64_t{c.process} << 32) | c.stack;
+uint32_t LiveAccounting::findSite(uint64_t key) {
     auto [index, inserted] = site_index_.tryEmplace(key);
     if (inserted) {
         *index = static_cast<uint32_t>(sites_.size());
         sites_.push_back(Site{key, {}, {}, false});
     }
+    site_cache_[(static_cast<uint32_t>(key) ^ static_cast<uint32_t>(key >> 32)) % kSiteCache] = {
+        key, *index};
     return *index;
 }
 
@@ -155,12 +156,6 @@ void LiveAccounting::endRemovals(uint64_t time_ns) {
     if (host_changed_) {
         recordHost(time_ns);
         host_changed_ = false;
-    }
-}
-
-void LiveAccounting::recordKinds(DeviceSlot& d, uint64_t time_ns) {
-    if (d.kind_timeline) {
-        d.kind_timeline->record(time_ns, *d.kinds);
     }
 }
 

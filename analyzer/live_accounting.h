@@ -119,8 +119,16 @@ class LiveAccounting {
         return i < kKindCount ? i : 0;
     }
     // The per-event helpers are inline, their rare cases out of line.
-    uint32_t siteIndex(const Charge& c) { return c.site != kNoSite ? c.site : findSite(c); }
-    uint32_t findSite(const Charge& c);
+    uint32_t siteIndex(const Charge& c) {
+        if (c.site != kNoSite) {
+            return c.site;
+        }
+        // A new allocation: its site is most often one of a few recent ones.
+        const uint64_t key = (uint64_t{c.process} << 32) | c.stack;
+        const SiteCacheEntry& hit = site_cache_[(c.stack ^ c.process) % kSiteCache];
+        return hit.index != kNoSite && hit.key == key ? hit.index : findSite(key);
+    }
+    uint32_t findSite(uint64_t key);
     Site& touch(uint32_t index) {
         Site& s = sites_[index];
         if (!s.dirty) {
@@ -141,7 +149,11 @@ class LiveAccounting {
         }
     }
     void sampleMomentNow(uint64_t time_ns);
-    void recordKinds(DeviceSlot& d, uint64_t time_ns);
+    void recordKinds(DeviceSlot& d, uint64_t time_ns) {
+        if (d.kind_timeline) {
+            d.kind_timeline->record(time_ns, *d.kinds);
+        }
+    }
     void recordHost(uint64_t time_ns);
 
     size_t timeline_points_;
@@ -155,6 +167,12 @@ class LiveAccounting {
     std::array<uint64_t, kKindCount> kind_live_{};
     std::array<PeakPoint, kKindCount> kind_peak_{};
     FlatMap<uint32_t> site_index_; // key -> index in sites_
+    struct SiteCacheEntry {
+        uint64_t key = 0;
+        uint32_t index = kNoSite;
+    };
+    static constexpr size_t kSiteCache = 256;
+    std::array<SiteCacheEntry, kSiteCache> site_cache_{}; // of site_index_, by stack
     std::vector<Site> sites_;
     std::vector<uint32_t> dirty_;
     DeviceSlot device_slot_;

@@ -4,16 +4,6 @@ namespace gmt::analyzer {
 
 using format::RecordTag;
 
-bool readRecordFrame(format::ByteReader& r, uint8_t& tag, std::span<const uint8_t>& body) {
-    tag = r.byte();
-    uint64_t length = r.varint();
-    if (!r.ok() || length > format::kMaxRecordSize || length > r.remaining()) {
-        return false;
-    }
-    body = r.bytes(length);
-    return true;
-}
-
 DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record& out,
                               format::EventCoder& prev) {
     if (static_cast<RecordTag>(tag) == RecordTag::Event) [[likely]] {

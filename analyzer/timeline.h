@@ -35,28 +35,7 @@ template <typename Bucket> class BucketedSeries {
             Bucket::fold(entries_.back().bucket, value);
             return;
         }
-        const uint64_t index = indexOf(time_ns);
-        if (!entries_.empty() && entries_.back().index == index) {
-            Bucket::fold(entries_.back().bucket, value);
-        } else {
-            const bool in_order =
-                sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index);
-            entries_.push_back(Entry{index, value});
-            if (in_order) {
-                sorted_ = entries_.size();
-            } else if (entries_.size() >= 2 * max_ + 16) {
-                compact(); // at most max_ remain: out-of-order times cost O(log) each
-            }
-        }
-        // The times whose bucket is the last one, as indexOf would find it.
-        last_width_ = 0;
-        const uint64_t width = uint64_t{1} << std::min(shift_, 62u);
-        if (!entries_.empty() && entries_.back().index == index && shift_ < 62 &&
-            index < (uint64_t{1} << (62 - shift_)) &&
-            !__builtin_add_overflow(origin_, index << shift_, &last_begin_) &&
-            last_begin_ + width > last_begin_) {
-            last_width_ = width;
-        }
+        addToNewBucket(time_ns, value);
     }
 
     // The bucket time_ns falls in, default-constructed when new, valid until the next call
@@ -95,6 +74,32 @@ template <typename Bucket> class BucketedSeries {
         uint64_t index = 0; // offset from the origin / width
         Bucket bucket;
     };
+
+    // add() for a time outside the last bucket: out of line, so that add() inlines.
+    [[gnu::noinline]] void addToNewBucket(uint64_t time_ns, const Bucket& value) {
+        const uint64_t index = indexOf(time_ns);
+        if (!entries_.empty() && entries_.back().index == index) {
+            Bucket::fold(entries_.back().bucket, value);
+        } else {
+            const bool in_order =
+                sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index);
+            entries_.push_back(Entry{index, value});
+            if (in_order) {
+                sorted_ = entries_.size();
+            } else if (entries_.size() >= 2 * max_ + 16) {
+                compact(); // at most max_ remain: out-of-order times cost O(log) each
+            }
+        }
+        // The times whose bucket is the last one, as indexOf would find it.
+        last_width_ = 0;
+        const uint64_t width = uint64_t{1} << std::min(shift_, 62u);
+        if (!entries_.empty() && entries_.back().index == index && shift_ < 62 &&
+            index < (uint64_t{1} << (62 - shift_)) &&
+            !__builtin_add_overflow(origin_, index << shift_, &last_begin_) &&
+            last_begin_ + width > last_begin_) {
+            last_width_ = width;
+        }
+    }
 
     // The index of time_ns's bucket, after any widening it needs.
     uint64_t indexOf(uint64_t time_ns) {
