@@ -120,6 +120,8 @@ class Analysis {
             onOtherRecord(process, record);
         }
     }
+    // An event with nothing missing before it: what onRecord() does with such a record.
+    void onPlainEvent(uint32_t process, const format::Event& e) { onEvent(process, e); }
     // Tells `observer` (may be null) of every counted allocation's lifetime, in every
     // process added before or after.
     void setLifetimeObserver(LifetimeObserver* observer);

@@ -75,6 +75,13 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
                 before_record(s.process, *s.next);
             }
             analysis.onRecord(s.process, *s.next);
+            if (heap.size() == 1 && !before_record) {
+                // Alone (every record of a single trace): its events in order, read in
+                // place from the reader's batch rather than copied into s.next.
+                while (const format::Event* e = s.reader->nextEvent()) {
+                    analysis.onPlainEvent(s.process, *e);
+                }
+            }
             advance(s);
         } while (s.state == State::Reading && (heap.size() == 1 || later(heap.front(), i)));
         std::push_heap(heap.begin(), heap.end(), later);

@@ -75,6 +75,19 @@ class TraceReader {
         return nextSlow(out);
     }
 
+    // The next record when it is an event of the batch being handed out, in place (valid
+    // until the next call), the same event next() would give with nothing missing before
+    // it; null when the next record is anything else: call next(). For a reader whose
+    // events go nowhere but to the analysis, it saves copying each into a Record.
+    const format::Event* nextEvent() {
+        if (next_event_ < next_stop_) [[likely]] {
+            ++status_.events;
+            last_was_trailer_ = false;
+            return &batch_->events[next_event_++];
+        }
+        return nullptr;
+    }
+
     // Final once next() has returned false.
     const ReadStatus& status() const { return status_; }
 

@@ -117,6 +117,26 @@ Read readWith(const std::string& path, DecodePool& pool,
     return out;
 }
 
+// The same, taking each event in place (TraceReader::nextEvent) while there is one, the
+// way analyzeTraces reads a trace alone.
+Read readInPlace(const std::string& path, DecodePool& pool, size_t batch) {
+    Read out;
+    TraceReader reader(path, batch, pool);
+    Record r;
+    for (;;) {
+        while (const format::Event* e = reader.nextEvent()) {
+            out.records.tags.push_back(RecordTag::Event);
+            out.records.events.push_back(*e);
+        }
+        if (!reader.next(r)) {
+            break;
+        }
+        take(out, r);
+    }
+    out.status = reader.status();
+    return out;
+}
+
 bool sameEvents(const std::vector<format::Event>& a, const std::vector<format::Event>& b) {
     if (a.size() != b.size()) {
         return false;
@@ -207,6 +227,22 @@ TEST_CASE("decoding ahead: every record in order - with 0, 1 and 3 workers") {
             CHECK(pool.usage().held == 0); // everything given back
             CHECK(pool.usage().peak <= pool.budget());
         }
+    }
+}
+
+TEST_CASE("decoding ahead: events taken in place are the records next() gives") {
+    TempDir dir;
+    TraceBuilder b;
+    const Written written = randomTrace(b, 2, 60'000);
+    const std::string path = b.write(dir.file("t.gmtrace"));
+    for (size_t workers : {0, 1, 3}) {
+        INFO(workers << " workers");
+        DecodePool pool(workers, DecodePool::kSharedBudget);
+        const Read got = readInPlace(path, pool, TraceReader::kMinReadAhead);
+        checkSame(got.records, written);
+        CHECK(got.status.complete);
+        CHECK(got.status.events == written.events.size());
+        CHECK(pool.usage().held == 0);
     }
 }
 
