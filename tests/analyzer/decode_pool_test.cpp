@@ -175,6 +175,29 @@ void checkSame(const Written& got, const Written& want) {
     CHECK(got.others == want.others);
 }
 
+// Reads `path` with 0, 1 and 3 workers: each time the log stops early at `offset` for
+// `reason` (a part of the message), after exactly the records of `want` (with
+// `events_only`, its events). Returns each read's status for what a case checks beyond.
+std::vector<ReadStatus> checkStopsAt(const std::string& path, const Written& want, uint64_t offset,
+                                     const std::string& reason, bool events_only = false) {
+    std::vector<ReadStatus> statuses;
+    for (size_t workers : {0, 1, 3}) {
+        INFO(workers << " workers");
+        DecodePool pool(workers, DecodePool::kSharedBudget);
+        const Read got = readWith(path, pool);
+        if (events_only) {
+            CHECK(sameEvents(got.records.events, want.events));
+        } else {
+            checkSame(got.records, want);
+        }
+        CHECK(got.status.stopped_early);
+        CHECK(got.status.log_end_offset == offset);
+        CHECK_THAT(got.status.stop_reason, Catch::Contains(reason));
+        statuses.push_back(got.status);
+    }
+    return statuses;
+}
+
 // Frame by frame: the offsets of the frames and the events each holds.
 struct FrameMap {
     std::vector<uint64_t> offsets;
@@ -261,15 +284,9 @@ TEST_CASE("decoding ahead: a damaged frame in the middle ends the log there") {
     SECTION("checksum mismatch") {
         bytes[frame + sizeof(format::FrameHeader) + 3] ^= 0x10;
         TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
-        for (size_t workers : {0, 1, 3}) {
-            INFO(workers << " workers");
-            DecodePool pool(workers, DecodePool::kSharedBudget);
-            const Read got = readWith(dir.file("t.gmtrace"), pool);
-            checkSame(got.records, prefix(written, map.events_before[k]));
-            CHECK(got.status.stopped_early);
-            CHECK(got.status.log_end_offset == frame);
-            CHECK_THAT(got.status.stop_reason, Catch::Contains("checksum"));
-            CHECK(got.status.unknown_tail);
+        for (const ReadStatus& status : checkStopsAt(
+                 dir.file("t.gmtrace"), prefix(written, map.events_before[k]), frame, "checksum")) {
+            CHECK(status.unknown_tail);
         }
     }
     SECTION("a malformed record under a valid checksum: the records before it are kept") {
@@ -294,15 +311,8 @@ TEST_CASE("decoding ahead: a damaged frame in the middle ends the log there") {
         REQUIRE(at != 0);
         recomputeChecksum(bytes, frame);
         TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
-        for (size_t workers : {0, 1, 3}) {
-            INFO(workers << " workers");
-            DecodePool pool(workers, DecodePool::kSharedBudget);
-            const Read got = readWith(dir.file("t.gmtrace"), pool);
-            checkSame(got.records, prefix(written, map.events_before[k] + 1));
-            CHECK(got.status.stopped_early);
-            CHECK(got.status.log_end_offset == at);
-            CHECK_THAT(got.status.stop_reason, Catch::Contains("malformed event record"));
-        }
+        checkStopsAt(dir.file("t.gmtrace"), prefix(written, map.events_before[k] + 1), at,
+                     "malformed event record");
     }
     SECTION("a record count the frame does not hold: its records are kept, nothing after") {
         format::FrameHeader h;
@@ -311,16 +321,8 @@ TEST_CASE("decoding ahead: a damaged frame in the middle ends the log there") {
         std::memcpy(&bytes[frame], &h, sizeof h);
         recomputeChecksum(bytes, frame);
         TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
-        for (size_t workers : {0, 1, 3}) {
-            INFO(workers << " workers");
-            DecodePool pool(workers, DecodePool::kSharedBudget);
-            const Read got = readWith(dir.file("t.gmtrace"), pool);
-            const Written want = prefix(written, map.events_before[k + 1]);
-            CHECK(sameEvents(got.records.events, want.events));
-            CHECK(got.status.stopped_early);
-            CHECK(got.status.log_end_offset == frame);
-            CHECK_THAT(got.status.stop_reason, Catch::Contains("records but announces"));
-        }
+        checkStopsAt(dir.file("t.gmtrace"), prefix(written, map.events_before[k + 1]), frame,
+                     "records but announces", /*events_only=*/true);
     }
 }
 
@@ -333,15 +335,10 @@ TEST_CASE("decoding ahead: a truncated tail - the whole frames before it are rea
     const size_t k = map.offsets.size() * 2 / 3;
     bytes.resize(map.offsets[k] + 100); // inside frame k
     TraceBuilder::writeFile(dir.file("t.gmtrace"), bytes);
-    for (size_t workers : {0, 1, 3}) {
-        INFO(workers << " workers");
-        DecodePool pool(workers, DecodePool::kSharedBudget);
-        const Read got = readWith(dir.file("t.gmtrace"), pool);
-        checkSame(got.records, prefix(written, map.events_before[k]));
-        CHECK(got.status.stopped_early);
-        CHECK(got.status.log_end_offset == map.offsets[k]);
-        CHECK_THAT(got.status.stop_reason, Catch::Contains("torn"));
-        CHECK_FALSE(got.status.complete);
+    for (const ReadStatus& status :
+         checkStopsAt(dir.file("t.gmtrace"), prefix(written, map.events_before[k]), map.offsets[k],
+                      "torn")) {
+        CHECK_FALSE(status.complete);
     }
 }
 
