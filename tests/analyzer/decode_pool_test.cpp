@@ -239,33 +239,21 @@ TEST_CASE("decoding ahead: every record in order - with 0, 1 and 3 workers") {
     const std::string path = b.write(dir.file("t.gmtrace"));
     for (size_t workers : {0, 1, 3}) {
         for (size_t batch : {TraceReader::kMinReadAhead, TraceReader::kDefaultReadAhead}) {
-            INFO(workers << " workers, batches of " << batch << " bytes");
-            DecodePool pool(workers, DecodePool::kSharedBudget);
-            const Read got = readWith(path, pool, batch);
-            checkSame(got.records, written);
-            CHECK(got.status.complete);
-            CHECK(got.status.events == written.events.size());
-            CHECK(got.status.skipped_records > 0);
-            CHECK_FALSE(got.status.stopped_early);
-            CHECK(pool.usage().held == 0); // everything given back
-            CHECK(pool.usage().peak <= pool.budget());
+            for (bool in_place : {false, true}) {
+                INFO(workers << " workers, batches of " << batch << " bytes"
+                             << (in_place ? ", events taken in place" : ""));
+                DecodePool pool(workers, DecodePool::kSharedBudget);
+                const Read got =
+                    in_place ? readInPlace(path, pool, batch) : readWith(path, pool, batch);
+                checkSame(got.records, written);
+                CHECK(got.status.complete);
+                CHECK(got.status.events == written.events.size());
+                CHECK(got.status.skipped_records > 0);
+                CHECK_FALSE(got.status.stopped_early);
+                CHECK(pool.usage().held == 0); // everything given back
+                CHECK(pool.usage().peak <= pool.budget());
+            }
         }
-    }
-}
-
-TEST_CASE("decoding ahead: events taken in place are the records next() gives") {
-    TempDir dir;
-    TraceBuilder b;
-    const Written written = randomTrace(b, 2, 60'000);
-    const std::string path = b.write(dir.file("t.gmtrace"));
-    for (size_t workers : {0, 1, 3}) {
-        INFO(workers << " workers");
-        DecodePool pool(workers, DecodePool::kSharedBudget);
-        const Read got = readInPlace(path, pool, TraceReader::kMinReadAhead);
-        checkSame(got.records, written);
-        CHECK(got.status.complete);
-        CHECK(got.status.events == written.events.size());
-        CHECK(pool.usage().held == 0);
     }
 }
 
