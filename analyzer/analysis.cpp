@@ -102,7 +102,7 @@ void Analysis::onGap(ProcessData& p, const Record& r) {
     p.lifetimes->onGap();
 }
 
-void Analysis::onRecord(uint32_t process, const Record& r) {
+void Analysis::onOtherRecord(uint32_t process, const Record& r) {
     ProcessData& p = *processes_[process];
     if (r.missing_before > 0) [[unlikely]] {
         onGap(p, r);

@@ -134,7 +134,16 @@ class Analysis {
     ~Analysis();
 
     uint32_t addProcess(const std::string& trace_file, const format::Prologue& prologue);
-    void onRecord(uint32_t process, const Record& record);
+    void onRecord(uint32_t process, const Record& record) {
+        // Inline: all but a few records are events, with nothing missing before them.
+        if (record.tag == format::RecordTag::Event && record.missing_before == 0) [[likely]] {
+            onEvent(process, record.event);
+        } else {
+            onOtherRecord(process, record);
+        }
+    }
+    // An event with nothing missing before it: what onRecord() does with such a record.
+    void onPlainEvent(uint32_t process, const format::Event& e) { onEvent(process, e); }
     // Tells `observer` (may be null) of every counted allocation's lifetime, in every
     // process added before or after.
     void setLifetimeObserver(LifetimeObserver* observer);
@@ -163,6 +172,7 @@ class Analysis {
     const std::vector<BlockSpaceEntry>& blockPeakSpace() const { return block_peak_space_; }
 
   private:
+    void onOtherRecord(uint32_t process, const Record& r);
     void onEvent(uint32_t process, const format::Event& e);
     void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);

@@ -103,26 +103,18 @@ bool isArrayFamily(Family f) {
     return f == Family::Array || f == Family::MipmappedArray;
 }
 
-constexpr size_t kMaxFreedRemembered = 1u << 20;
-
 } // namespace
 
 Lifetimes::Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_errors)
     : process_(process), accounting_(accounting), max_errors_(max_errors) {}
 
-Charge Lifetimes::charge(const Allocation& a) const {
-    return Charge{process_, a.stack, a.device, a.kind, a.kind != Kind::HostPinned, a.size, a.site};
-}
-
 Charge Lifetimes::charge(const PhysicalHandle& h) const {
     return Charge{process_, h.stack, h.device, Kind::Vmm, !h.host_located, h.size, h.site};
 }
 
-uint64_t& Lifetimes::liveOn(int device) {
-    if (!live_device_bytes_ || live_device_ != device) {
-        live_device_ = device;
-        live_device_bytes_ = &live_by_device_[device];
-    }
+uint64_t& Lifetimes::liveOnSlow(int device) {
+    live_device_ = device;
+    live_device_bytes_ = &live_by_device_[device];
     return *live_device_bytes_;
 }
 
@@ -216,37 +208,6 @@ void Lifetimes::onUnlocatedLoss() {
     for (auto& [key, g] : leaks_) {
         g.uncertain_bytes = g.bytes;
         g.uncertain_allocations = g.allocations;
-    }
-}
-
-void Lifetimes::rememberFreed(uint64_t address, Freed f) {
-    auto [slot, inserted] = freed_.tryEmplace(address);
-    *slot = f;
-    if (inserted) {
-        // As a FIFO: push the address; past kMaxFreedRemembered entries, forget the
-        // oldest (its address, even if it was freed again since: that is the rule).
-        // A ring of kMaxFreedRemembered + 1 slots in fixed-size chunks, allocated as it
-        // fills (like the deque it replaces: no copying, no doubling overshoot).
-        constexpr size_t kSlots = kMaxFreedRemembered + 1;
-        auto slot = [this](size_t i) -> uint64_t& {
-            return freed_order_[i / kFreedChunk][i % kFreedChunk];
-        };
-        if (freed_count_ < kSlots) {
-            if (freed_count_ % kFreedChunk == 0) {
-                freed_order_.emplace_back(new uint64_t[kFreedChunk]);
-            }
-            slot(freed_count_++) = address;
-            if (freed_count_ == kSlots) {
-                freed_.erase(slot(0));
-                freed_head_ = 1;
-            }
-        } else {
-            // Full: kMaxFreedRemembered entries from freed_head_; the free slot is the
-            // one before it.
-            slot((freed_head_ + kMaxFreedRemembered) % kSlots) = address;
-            freed_.erase(slot(freed_head_));
-            freed_head_ = (freed_head_ + 1) % kSlots;
-        }
     }
 }
 
@@ -374,7 +335,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         accounting_.settle();
         ++counters_.implicit_ends;
         accounting_.remove(charge(it->second), time_ns);
-        notifyEnded(lifetime(it->second), time_ns, LifetimeEnd::Replaced);
+        notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
         if (it->second.kind != Kind::HostPinned) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -411,7 +372,7 @@ void Lifetimes::addAllocation(const Event& e) {
             accounting_.settle();
             ++counters_.implicit_ends;
             accounting_.remove(charge(old->second), e.time_ns);
-            notifyEnded(lifetime(old->second), e.time_ns, LifetimeEnd::Replaced);
+            notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
             liveOn(old->second.device) -= old->second.size;
         }
         Allocation& held = arrays_[a.address];
@@ -421,7 +382,7 @@ void Lifetimes::addAllocation(const Event& e) {
     } else {
         site = placePointer(a, e.time_ns);
     }
-    freed_.erase(a.address);
+    freed_.forget(a.address);
     *site = accounting_.add(charge(a), e.time_ns);
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) += a.size;
@@ -434,21 +395,21 @@ void Lifetimes::addAllocation(const Event& e) {
 
 void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
-    notifyEnded(lifetime(a), time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed);
+    notifyEnded(time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed, a);
     if (a.kind != Kind::HostPinned) {
         liveOn(a.device) -= a.size;
     }
     if (by_teardown) {
         leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
-    rememberFreed(a.address, Freed{a.stack, a.api, by_teardown, gaps_});
+    freed_.remember(a.address, {a.stack, a.api, by_teardown, gaps_});
 }
 
 void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,
                           uint64_t time_ns, LifetimeEnd how) {
     if (it->second.counted()) {
         accounting_.remove(charge(it->second), time_ns);
-        notifyEnded(lifetime(it->first, it->second), time_ns, how);
+        notifyEnded(time_ns, how, it->first, it->second);
         if (!it->second.host_located) {
             liveOn(it->second.device) -= it->second.size;
         }
@@ -632,7 +593,7 @@ void Lifetimes::onFree(const Event& e) {
     }
 
     if (!found) {
-        const Freed* f = freed_.find(e.address);
+        const FreedAddresses::Freed* f = freed_.find(e.address);
         if (!f) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
                   "free of an address that was never allocated", gaps_ > 0);
@@ -705,16 +666,16 @@ void Lifetimes::releaseAll(uint64_t time_ns) {
     accounting_.beginRemovals();
     for (const auto& [address, a] : pointers_) {
         accounting_.remove(charge(a), time_ns);
-        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
     }
     for (const auto& [address, a] : arrays_) {
         accounting_.remove(charge(a), time_ns);
-        notifyEnded(lifetime(a), time_ns, LifetimeEnd::ProcessEnd);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
     }
     for (const auto& [handle, h] : handles_) {
         if (h.counted()) { // imported handles were never charged
             accounting_.remove(charge(h), time_ns);
-            notifyEnded(lifetime(handle, h), time_ns, LifetimeEnd::ProcessEnd);
+            notifyEnded(time_ns, LifetimeEnd::ProcessEnd, handle, h);
         }
     }
     accounting_.endRemovals(time_ns);

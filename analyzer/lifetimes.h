@@ -9,6 +9,7 @@
 
 #include "allocation.h"
 #include "flat_map.h"
+#include "freed_addresses.h"
 #include "live_accounting.h"
 #include "phase_tracker.h"
 #include "teardown_index.h"
@@ -188,14 +189,10 @@ class Lifetimes {
     const ProcessCounters& counters() const { return counters_; }
 
   private:
-    struct Freed {
-        uint32_t allocation_stack = 0;
-        format::Api api = format::Api::Unknown;
-        bool by_teardown = false;
-        uint32_t gaps = 0; // gaps in the trace before the free
-    };
-
-    Charge charge(const Allocation& a) const;
+    Charge charge(const Allocation& a) const {
+        return Charge{process_, a.stack, a.device, a.kind, a.kind != format::Kind::HostPinned,
+                      a.size,   a.site};
+    }
     Charge charge(const PhysicalHandle& h) const;
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
@@ -224,18 +221,25 @@ class Lifetimes {
     LifetimeInfo lifetime(uint64_t handle, const PhysicalHandle& h) const {
         return LifetimeInfo{handle, h.time_ns, h.api, charge(h)};
     }
-    void notifyEnded(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how) {
+    // What ended is described only when an observer is told (`what...`: the arguments of
+    // lifetime()): most runs have none, and every free comes here.
+    template <typename... What>
+    void notifyEnded(uint64_t time_ns, LifetimeEnd how, const What&... what) {
         if (observer_) {
-            observer_->ended(l, time_ns, how, event_);
+            observer_->ended(lifetime(what...), time_ns, how, event_);
         }
     }
     void onTeardown(const format::Event& e);
-    void rememberFreed(uint64_t address, Freed f);
     // `before_gap`: the allocation or free the error contradicts came before a gap.
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
                std::string detail, bool before_gap);
     void leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain);
-    uint64_t& liveOn(int device);
+    // Inline: every allocation and free updates it, mostly on the device of the last.
+    uint64_t& liveOn(int device) {
+        return live_device_bytes_ && live_device_ == device ? *live_device_bytes_
+                                                            : liveOnSlow(device);
+    }
+    uint64_t& liveOnSlow(int device);
 
     // pointers_ with an address index and recycled nodes: a free finds its allocation
     // without walking the tree, and an allocation placed where the last free left a gap
@@ -279,13 +283,7 @@ class Lifetimes {
     std::map<uint64_t, Reservation> reservations_;
     std::unordered_map<uint64_t, PhysicalHandle> handles_;
     std::map<uint64_t, Mapping> mappings_;
-    FlatMap<Freed> freed_;
-    // Bounds freed_: addresses in insertion order, oldest forgotten first (see
-    // rememberFreed).
-    static constexpr size_t kFreedChunk = 4096;
-    std::vector<std::unique_ptr<uint64_t[]>> freed_order_;
-    size_t freed_count_ = 0; // slots filled, until the ring is full
-    size_t freed_head_ = 0;
+    FreedAddresses freed_;
     TeardownIndex teardown_; // what a teardown ends, by context and device
     std::unordered_map<int, uint64_t> live_by_device_;
     std::map<LeakKey, LeakGroup> leaks_;

@@ -13,11 +13,7 @@ LiveAccounting::LiveAccounting(size_t timeline_points, AccountingDetail detail)
 
 LiveAccounting::~LiveAccounting() = default;
 
-uint32_t LiveAccounting::siteIndex(const Charge& c) {
-    if (c.site != kNoSite) {
-        return c.site;
-    }
-    uint64_t key = (uint64_t{c.process} << 32) | c.stack;
+uint32_t LiveAccounting::findSite(uint64_t key) {
     auto [index, inserted] = site_index_.tryEmplace(key);
     if (inserted) {
         *index = static_cast<uint32_t>(sites_.size());
@@ -25,33 +21,24 @@ uint32_t LiveAccounting::siteIndex(const Charge& c) {
         site.key = key;
         sites_.push_back(site);
     }
+    site_cache_[(static_cast<uint32_t>(key) ^ static_cast<uint32_t>(key >> 32)) % kSiteCache] = {
+        key, *index};
     return *index;
 }
 
-LiveAccounting::Site& LiveAccounting::touch(uint32_t index) {
-    Site& s = sites_[index];
-    if (!s.dirty) {
-        s.dirty = true;
-        dirty_.push_back(index);
-    }
-    return s;
-}
-
-LiveAccounting::DeviceSlot& LiveAccounting::deviceSlot(int device) {
+LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
     DeviceSlot& d = device_slot_;
-    if (!d.valid || d.device != device) {
-        d.valid = true;
-        d.device = device;
-        d.live = &device_live_[device];
-        d.timeline = &timelines_.try_emplace(device, timeline_points_).first->second;
-        d.kinds = &device_kinds_[device];
-        d.kind_timeline =
-            detail_.kind_timeline_points
-                ? &kind_timelines_.try_emplace(device, detail_.kind_timeline_points).first->second
-                : nullptr;
-        auto peak = device_peak_.find(device);
-        d.peak = peak == device_peak_.end() ? nullptr : &peak->second;
-    }
+    d.valid = true;
+    d.device = device;
+    d.live = &device_live_[device];
+    d.timeline = &timelines_.try_emplace(device, timeline_points_).first->second;
+    d.kinds = &device_kinds_[device];
+    d.kind_timeline =
+        detail_.kind_timeline_points
+            ? &kind_timelines_.try_emplace(device, detail_.kind_timeline_points).first->second
+            : nullptr;
+    auto peak = device_peak_.find(device);
+    d.peak = peak == device_peak_.end() ? nullptr : &peak->second;
     return d;
 }
 
@@ -209,12 +196,6 @@ void LiveAccounting::endRemovals(uint64_t time_ns) {
     }
 }
 
-void LiveAccounting::recordKinds(DeviceSlot& d, uint64_t time_ns) {
-    if (d.kind_timeline) {
-        d.kind_timeline->record(time_ns, *d.kinds);
-    }
-}
-
 void LiveAccounting::recordHost(uint64_t time_ns) {
     if (!detail_.kind_timeline_points) {
         return;
@@ -225,8 +206,8 @@ void LiveAccounting::recordHost(uint64_t time_ns) {
         .first->second.record(time_ns, levels);
 }
 
-void LiveAccounting::sampleMoment(uint64_t time_ns) {
-    if (!moments_ || !moments_->due(time_ns, total_, live_sites_.size())) {
+void LiveAccounting::sampleMomentNow(uint64_t time_ns) {
+    if (!moments_->due(time_ns, total_, live_sites_.size())) {
         return;
     }
     std::vector<std::pair<uint64_t, SiteLive>> live;
@@ -249,12 +230,6 @@ std::vector<std::pair<uint64_t, SiteLive>> LiveAccounting::allocatedSites() cons
         }
     }
     return out;
-}
-
-void LiveAccounting::settle() {
-    if (pending_) {
-        snapshot();
-    }
 }
 
 void LiveAccounting::snapshot() {

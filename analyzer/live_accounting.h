@@ -82,7 +82,11 @@ class LiveAccounting {
     void beginRemovals() { batch_ = true; }
     void endRemovals(uint64_t time_ns);
     // Takes the pending peak snapshot, if any (call at the end of the analysis).
-    void settle();
+    void settle() {
+        if (pending_) {
+            snapshot();
+        }
+    }
 
     // Called when the peak snapshot is taken: the live set is exactly the peak's.
     void onPeakSnapshot(std::function<void(const PeakPoint&)> callback) {
@@ -154,12 +158,42 @@ class LiveAccounting {
         auto i = static_cast<size_t>(k);
         return i < kKindCount ? i : 0;
     }
-    uint32_t siteIndex(const Charge& c);
-    Site& touch(uint32_t index);
-    DeviceSlot& deviceSlot(int device);
+    // The per-event helpers are inline, their rare cases out of line.
+    uint32_t siteIndex(const Charge& c) {
+        if (c.site != kNoSite) {
+            return c.site;
+        }
+        // A new allocation: its site is most often one of a few recent ones.
+        const uint64_t key = (uint64_t{c.process} << 32) | c.stack;
+        const SiteCacheEntry& hit = site_cache_[(c.stack ^ c.process) % kSiteCache];
+        return hit.index != kNoSite && hit.key == key ? hit.index : findSite(key);
+    }
+    uint32_t findSite(uint64_t key);
+    Site& touch(uint32_t index) {
+        Site& s = sites_[index];
+        if (!s.dirty) {
+            s.dirty = true;
+            dirty_.push_back(index);
+        }
+        return s;
+    }
+    DeviceSlot& deviceSlot(int device) {
+        return device_slot_.valid && device_slot_.device == device ? device_slot_
+                                                                   : switchDevice(device);
+    }
+    DeviceSlot& switchDevice(int device);
     void snapshot();
-    void sampleMoment(uint64_t time_ns);
-    void recordKinds(DeviceSlot& d, uint64_t time_ns);
+    void sampleMoment(uint64_t time_ns) {
+        if (moments_) {
+            sampleMomentNow(time_ns);
+        }
+    }
+    void sampleMomentNow(uint64_t time_ns);
+    void recordKinds(DeviceSlot& d, uint64_t time_ns) {
+        if (d.kind_timeline) {
+            d.kind_timeline->record(time_ns, *d.kinds);
+        }
+    }
     void recordHost(uint64_t time_ns);
 
     size_t timeline_points_;
@@ -176,6 +210,12 @@ class LiveAccounting {
     std::array<uint64_t, kKindCount> kind_live_{};
     std::array<PeakPoint, kKindCount> kind_peak_{};
     FlatMap<uint32_t> site_index_; // key -> index in sites_
+    struct SiteCacheEntry {
+        uint64_t key = 0;
+        uint32_t index = kNoSite;
+    };
+    static constexpr size_t kSiteCache = 256;
+    std::array<SiteCacheEntry, kSiteCache> site_cache_{}; // of site_index_, by stack
     std::vector<Site> sites_;
     std::vector<uint32_t> dirty_;
     DeviceSlot device_slot_;

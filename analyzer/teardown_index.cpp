@@ -37,8 +37,10 @@ void TeardownIndex::indexHost(uint64_t context, int device) {
     });
 }
 
-void TeardownIndex::learnContext(uint64_t context, int device) {
-    if (context == 0 || device < 0 || user_contexts_.contains(context)) {
+void TeardownIndex::learnNewContext(uint64_t context, int device) {
+    learned_context_ = context;
+    learned_device_ = device;
+    if (user_contexts_.contains(context)) {
         return;
     }
     auto [it, inserted] = context_device_.try_emplace(context, device);
@@ -51,6 +53,7 @@ void TeardownIndex::learnContext(uint64_t context, int device) {
 }
 
 void TeardownIndex::onContextCreated(uint64_t context) {
+    learned_context_ = 0;
     user_contexts_.insert(context);
     context_device_.erase(context);
 }
@@ -60,59 +63,27 @@ TeardownIndex::Bucket* TeardownIndex::find(const Key& key) {
     return it == buckets_.end() ? nullptr : &it->second;
 }
 
-void TeardownIndex::link(Allocation& a) {
-    if (a.kind == Kind::Pool || a.kind == Kind::Vmm || a.teardown.bucket) {
-        return;
-    }
-    const Key key{a.context, a.device < 0 ? -1 : a.device};
-    if (!last_bucket_ || !(last_key_ == key)) {
-        auto [it, inserted] = buckets_.try_emplace(key);
-        if (inserted) {
-            const uint64_t context = key.context;
-            const int device = key.device;
-            if (context != 0) {
-                addEntry(by_context_[context], device, buckets_.size(), [&](int d) {
-                    return buckets_.contains(Key{context, d});
-                });
-            }
-            if (device >= 0) {
-                addEntry(by_device_[device], context, buckets_.size(), [&](uint64_t c) {
-                    return buckets_.contains(Key{c, device});
-                });
-            } else if (auto cd = context_device_.find(context);
-                       context != 0 && cd != context_device_.end()) {
-                indexHost(context, cd->second);
-            }
+void TeardownIndex::findBucket(const Key& key) {
+    auto [it, inserted] = buckets_.try_emplace(key);
+    if (inserted) {
+        const uint64_t context = key.context;
+        const int device = key.device;
+        if (context != 0) {
+            addEntry(by_context_[context], device, buckets_.size(), [&](int d) {
+                return buckets_.contains(Key{context, d});
+            });
         }
-        last_key_ = key;
-        last_bucket_ = &it->second;
+        if (device >= 0) {
+            addEntry(by_device_[device], context, buckets_.size(), [&](uint64_t c) {
+                return buckets_.contains(Key{c, device});
+            });
+        } else if (auto cd = context_device_.find(context);
+                   context != 0 && cd != context_device_.end()) {
+            indexHost(context, cd->second);
+        }
     }
-    Bucket& b = *last_bucket_;
-    a.teardown.bucket = &b;
-    a.teardown.prev = nullptr;
-    a.teardown.next = b.head;
-    if (b.head) {
-        b.head->teardown.prev = &a;
-    }
-    b.head = &a;
-}
-
-void TeardownIndex::unlink(Allocation& a) {
-    auto* b = static_cast<Bucket*>(a.teardown.bucket);
-    if (!b) {
-        return;
-    }
-    // An emptied bucket stays (an alloc/free loop would otherwise create and delete one
-    // per pair); a teardown deletes it when it meets it.
-    if (a.teardown.prev) {
-        a.teardown.prev->teardown.next = a.teardown.next;
-    } else {
-        b->head = a.teardown.next;
-    }
-    if (a.teardown.next) {
-        a.teardown.next->teardown.prev = a.teardown.prev;
-    }
-    a.teardown.clear();
+    last_key_ = key;
+    last_bucket_ = &it->second;
 }
 
 void TeardownIndex::takeBucket(const Key& key, std::vector<Allocation*>& out) {
@@ -133,6 +104,7 @@ void TeardownIndex::takeBucket(const Key& key, std::vector<Allocation*>& out) {
 }
 
 std::vector<Allocation*> TeardownIndex::take(const format::Event& e) {
+    learned_context_ = 0;
     std::vector<Allocation*> out;
     if (e.context != 0) {
         // Everything allocated in the context, on any device.

@@ -6,10 +6,6 @@ namespace gmt::analyzer {
 
 Timeline::Timeline(size_t max_points) : series_(max_points) {}
 
-void Timeline::record(uint64_t time_ns, uint64_t bytes) {
-    series_.add(time_ns, Bucket{time_ns, bytes});
-}
-
 std::vector<std::pair<uint64_t, uint64_t>> Timeline::points() const {
     std::vector<std::pair<uint64_t, uint64_t>> out;
     for (const Bucket& b : series_.buckets()) {

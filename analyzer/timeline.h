@@ -30,25 +30,19 @@ template <typename Bucket> class BucketedSeries {
     // Folds `value` into the bucket time_ns falls in. A time older than the last one costs
     // O(log buckets) spread over later calls.
     void add(uint64_t time_ns, const Bucket& value) {
-        const uint64_t index = indexOf(time_ns);
-        if (!entries_.empty() && entries_.back().index == index) {
+        // Most times fall in the last bucket, as the one before did: no index to compute.
+        if (time_ns - last_begin_ < last_width_) [[likely]] {
             Bucket::fold(entries_.back().bucket, value);
             return;
         }
-        const bool in_order =
-            sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index);
-        entries_.push_back(Entry{index, value});
-        if (in_order) {
-            sorted_ = entries_.size();
-        } else if (entries_.size() >= 2 * max_ + 16) {
-            compact(); // at most max_ remain: out-of-order times cost O(log) each
-        }
+        addToNewBucket(time_ns, value);
     }
 
     // The bucket time_ns falls in, default-constructed when new, valid until the next call
     // (for a caller that decides what to keep after looking at it). A time older than the
     // last one costs O(buckets).
     Bucket& at(uint64_t time_ns) {
+        last_width_ = 0; // the entries move
         const uint64_t index = indexOf(time_ns);
         if (!entries_.empty() && entries_.back().index == index) {
             return entries_.back().bucket;
@@ -85,6 +79,32 @@ template <typename Bucket> class BucketedSeries {
         uint64_t index = 0; // offset from the origin / width
         Bucket bucket;
     };
+
+    // add() for a time outside the last bucket: out of line, so that add() inlines.
+    [[gnu::noinline]] void addToNewBucket(uint64_t time_ns, const Bucket& value) {
+        const uint64_t index = indexOf(time_ns);
+        if (!entries_.empty() && entries_.back().index == index) {
+            Bucket::fold(entries_.back().bucket, value);
+        } else {
+            const bool in_order =
+                sorted_ == entries_.size() && (entries_.empty() || entries_.back().index < index);
+            entries_.push_back(Entry{index, value});
+            if (in_order) {
+                sorted_ = entries_.size();
+            } else if (entries_.size() >= 2 * max_ + 16) {
+                compact(); // at most max_ remain: out-of-order times cost O(log) each
+            }
+        }
+        // The times whose bucket is the last one, as indexOf would find it.
+        last_width_ = 0;
+        const uint64_t width = uint64_t{1} << std::min(shift_, 62u);
+        if (!entries_.empty() && entries_.back().index == index && shift_ < 62 &&
+            index < (uint64_t{1} << (62 - shift_)) &&
+            !__builtin_add_overflow(origin_, index << shift_, &last_begin_) &&
+            last_begin_ + width > last_begin_) {
+            last_width_ = width;
+        }
+    }
 
     // The index of time_ns's bucket, after any widening it needs.
     uint64_t indexOf(uint64_t time_ns) {
@@ -140,6 +160,10 @@ template <typename Bucket> class BucketedSeries {
     // appends out of order until the next compact().
     std::vector<Entry> entries_;
     size_t sorted_ = 0;
+    // The last bucket's times are [last_begin_, last_begin_ + last_width_) (width 0: not
+    // known), while it stays the last.
+    uint64_t last_begin_ = 0;
+    uint64_t last_width_ = 0;
 };
 
 class Timeline {
@@ -147,7 +171,7 @@ class Timeline {
     // `max_points` is clamped to 1 ... kMaxTimelinePoints.
     explicit Timeline(size_t max_points = 2000);
 
-    void record(uint64_t time_ns, uint64_t bytes);
+    void record(uint64_t time_ns, uint64_t bytes) { series_.add(time_ns, Bucket{time_ns, bytes}); }
 
     // At most max_points (time_ns, bytes) pairs in time order: each bucket's maximum.
     std::vector<std::pair<uint64_t, uint64_t>> points() const;

@@ -60,18 +60,30 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
     std::make_heap(heap.begin(), heap.end(), later);
     while (!heap.empty()) {
         std::pop_heap(heap.begin(), heap.end(), later);
-        Stream& s = streams[heap.back()];
+        const size_t i = heap.back();
+        Stream& s = streams[i];
         if (s.state == State::Ending) {
             analysis.endProcess(s.process, s.reader->status());
             s.state = State::Done;
             heap.pop_back();
             continue;
         }
-        if (before_record) {
-            before_record(s.process, *s.next);
-        }
-        analysis.onRecord(s.process, *s.next);
-        advance(s);
+        // A run of this stream's records while it stays first (every record of a single
+        // trace): no heap operation per record.
+        do {
+            if (before_record) {
+                before_record(s.process, *s.next);
+            }
+            analysis.onRecord(s.process, *s.next);
+            if (heap.size() == 1 && !before_record) {
+                // Alone (every record of a single trace): its events in order, read in
+                // place from the reader's batch rather than copied into s.next.
+                while (const format::Event* e = s.reader->nextEvent()) {
+                    analysis.onPlainEvent(s.process, *e);
+                }
+            }
+            advance(s);
+        } while (s.state == State::Reading && (heap.size() == 1 || later(heap.front(), i)));
         std::push_heap(heap.begin(), heap.end(), later);
     }
     analysis.finish();

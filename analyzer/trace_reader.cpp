@@ -4,46 +4,18 @@
 #include "trace_error.h"
 
 #include <algorithm>
+#include <span>
 
 namespace gmt::analyzer {
 
-using format::FrameHeader;
 using format::Prologue;
 
 namespace {
-
-std::string tagName(format::RecordTag tag) {
-    switch (tag) {
-    case format::RecordTag::Header:
-        return "header";
-    case format::RecordTag::Device:
-        return "device";
-    case format::RecordTag::Module:
-        return "module";
-    case format::RecordTag::Stack:
-        return "stack";
-    case format::RecordTag::Event:
-        return "event";
-    case format::RecordTag::Trailer:
-        return "trailer";
-    case format::RecordTag::Phase:
-        return "phase";
-    case format::RecordTag::PythonCode:
-        return "python_code";
-    case format::RecordTag::CachingAllocator:
-        return "caching_allocator";
-    }
-    return "unknown";
-}
-
-bool allZero(const void* p, size_t n) {
-    auto* b = static_cast<const uint8_t*>(p);
-    return std::all_of(b, b + n, [](uint8_t x) { return x == 0; });
-}
-
+// Records of a large frame decoded at a time: bounds what streaming it holds.
+constexpr size_t kLargeFrameRecords = 4096;
 } // namespace
 
-TraceReader::TraceReader(std::string path, size_t read_ahead)
+TraceReader::TraceReader(std::string path, size_t read_ahead, DecodePool& pool)
     : file_(std::move(path)), read_ahead_(std::max(read_ahead, kMinReadAhead)) {
     const std::string& name = file_.path();
     if (file_.size() == 0) {
@@ -89,90 +61,11 @@ TraceReader::TraceReader(std::string path, size_t read_ahead)
                          "file ends inside the ring (log expected at offset " +
                              std::to_string(prologue_.log_offset) + ")");
     }
-    pos_ = prologue_.log_offset;
-    status_.log_end_offset = pos_;
+    status_.log_end_offset = prologue_.log_offset;
+    log_ = pool.open(file_, prologue_.log_offset, read_ahead_);
 }
 
 TraceReader::~TraceReader() = default;
-
-void TraceReader::stop(uint64_t offset, std::string reason) {
-    status_.stopped_early = true;
-    status_.log_end_offset = offset;
-    status_.stop_reason = std::move(reason);
-    frame_reader_.reset();
-}
-
-// Points at `n` bytes of the file at `offset` (`got` of them, fewer only at the end of
-// the file), reading ahead in large chunks.
-const uint8_t* TraceReader::fetch(uint64_t offset, size_t n, size_t& got) {
-    if (offset >= buf_offset_ && offset + n <= buf_offset_ + buf_size_) {
-        got = n;
-        return buf_.data() + (offset - buf_offset_);
-    }
-    // No more than the file holds: a small trace needs no full read-ahead buffer.
-    const uint64_t left = offset < file_.size() ? file_.size() - offset : 0;
-    const size_t want = std::max<size_t>(n, std::min<uint64_t>(read_ahead_, left));
-    if (buf_.size() < want || buf_.size() > std::max(want, read_ahead_)) {
-        // Grown for a large frame: back to the read-ahead size once frames are small.
-        std::vector<uint8_t>(want).swap(buf_);
-    }
-    buf_offset_ = offset;
-    buf_size_ = file_.read(offset, buf_.data(), want);
-    got = std::min(n, buf_size_);
-    return buf_.data();
-}
-
-// Loads the frame at pos_. False when the log ends here (cleanly or not).
-bool TraceReader::loadFrame() {
-    const uint64_t size = file_.size();
-    status_.log_end_offset = pos_;
-    if (pos_ >= size) {
-        return false;
-    }
-    FrameHeader h{};
-    size_t got = 0;
-    const uint8_t* head = fetch(pos_, sizeof h, got);
-    std::memcpy(&h, head, got);
-    if (got < sizeof h) {
-        if (!allZero(&h, got)) {
-            stop(pos_, "torn frame header (file ends after " + std::to_string(got) + " bytes)");
-        }
-        return false;
-    }
-    if (h.magic != format::kFrameMagic) {
-        // The recorder grows the file ahead of the log: zeros are where it stopped.
-        if (!allZero(&h, sizeof h)) {
-            stop(pos_, "bad frame magic");
-        }
-        return false;
-    }
-    if (h.payload_size > format::kMaxFramePayload) {
-        stop(pos_, "frame payload size " + std::to_string(h.payload_size) + " exceeds the limit");
-        return false;
-    }
-    if (h.payload_size > size - pos_ - sizeof h) {
-        stop(pos_, "torn frame (" + std::to_string(h.payload_size) +
-                       " payload bytes announced, file ends first)");
-        return false;
-    }
-    const uint8_t* payload = fetch(pos_ + sizeof h, h.payload_size, got);
-    if (got != h.payload_size) {
-        stop(pos_, "torn frame (short read)");
-        return false;
-    }
-    if (format::frameChecksum(h, payload) != h.checksum) {
-        stop(pos_, "frame checksum mismatch");
-        return false;
-    }
-    frame_ = h;
-    frame_offset_ = pos_;
-    frame_records_ = 0;
-    payload_ = payload;
-    payload_size_ = h.payload_size;
-    frame_reader_.emplace(std::span<const uint8_t>(payload_, payload_size_));
-    pos_ += sizeof h + h.payload_size;
-    return true;
-}
 
 inline void TraceReader::noteRecord(const Record& r) {
     last_was_trailer_ = r.tag == format::RecordTag::Trailer;
@@ -187,47 +80,105 @@ inline void TraceReader::noteRecord(const Record& r) {
     }
 }
 
-bool TraceReader::next(Record& out) {
-    while (phase_ == Phase::Log) {
-        if (!frame_reader_) {
-            if (!loadFrame()) {
-                // Everything the valid frames cover is out; the ring has the rest.
-                status_.log_end_offset = status_.stopped_early ? status_.log_end_offset : pos_;
-                ring_ = std::make_unique<RingRecovery>(file_, prologue_, end_seq_);
-                phase_ = Phase::Ring;
-                break;
+void TraceReader::setNextStop() {
+    next_stop_ = next_other_ < batch_->others.size() ? batch_->others[next_other_].events_before
+                                                     : batch_->event_count;
+}
+
+bool TraceReader::takeBatch() {
+    batch_ = log_->next();
+    if (!batch_) {
+        return false; // only after a batch with an end, which ends the log first
+    }
+    next_event_ = 0;
+    next_other_ = 0;
+    if (batch_->large) {
+        // Decoded here, a bounded number of records at a time, from the state the frames
+        // before it left.
+        batch_->coder = prev_;
+        batch_->based = true;
+        large_ = {};
+        large_more_ = decodeFrameRecords(*batch_, large_, kLargeFrameRecords);
+        status_.skipped_records += batch_->skipped_records;
+    }
+    setNextStop();
+    return true;
+}
+
+// The batch is handed out: what it tells about the log.
+void TraceReader::finishBatch() {
+    if (!batch_->large) {
+        status_.skipped_records += batch_->skipped_records;
+    }
+    end_seq_ = std::max(end_seq_, batch_->end_seq);
+    prev_ = batch_->coder;
+    if (batch_->large) {
+        log_->streamed(prev_);
+    }
+    if (batch_->end) {
+        status_.log_end_offset = batch_->end->offset;
+        if (batch_->end->damaged) {
+            status_.stopped_early = true;
+            status_.stop_reason = batch_->end->reason;
+        }
+    }
+}
+
+bool TraceReader::nextFromLog(Record& out) {
+    for (;;) {
+        if (!batch_) {
+            if (!takeBatch()) {
+                return false;
             }
         }
-        format::ByteReader& r = *frame_reader_;
-        if (r.atEnd()) {
-            if (frame_records_ != frame_.record_count) {
-                stop(frame_offset_, "frame holds " + std::to_string(frame_records_) +
-                                        " records but announces " +
-                                        std::to_string(frame_.record_count));
-                continue;
+        if (next_event_ < next_stop_) {
+            out.tag = format::RecordTag::Event;
+            out.event = batch_->events[next_event_++];
+            return true;
+        }
+        if (next_other_ < batch_->others.size()) {
+            // Decoded again from the batch's bytes: the decode that made the batch
+            // found it well-formed, so it is again.
+            const OtherRecord& o = batch_->others[next_other_++];
+            setNextStop();
+            format::ByteReader r(std::span<const uint8_t>(batch_->input.data() + o.input_pos,
+                                                          batch_->bytes - o.input_pos));
+            format::EventCoder unused{}; // not an event: the delta state is not touched
+            if (decodeRecord(r, out, unused) == DecodeStatus::Ok) {
+                return true;
             }
-            end_seq_ = std::max(end_seq_, frame_.end_seq);
-            frame_reader_.reset();
             continue;
         }
-        uint64_t record_offset =
-            frame_offset_ + sizeof(FrameHeader) + (payload_size_ - r.remaining());
+        if (large_more_) {
+            large_more_ = decodeFrameRecords(*batch_, large_, kLargeFrameRecords);
+            status_.skipped_records += batch_->skipped_records;
+            next_event_ = 0;
+            next_other_ = 0;
+            setNextStop();
+            continue;
+        }
+        finishBatch();
+        const bool last = batch_->end.has_value();
+        batch_ = nullptr;
+        next_event_ = next_stop_ = 0;
+        if (last) {
+            return false;
+        }
+    }
+}
+
+bool TraceReader::nextSlow(Record& out) {
+    if (phase_ == Phase::Log) {
         out.from_ring = false;
         out.missing_before = 0;
-        DecodeStatus s = decodeRecord(r, out, prev_);
-        ++frame_records_;
-        if (s == DecodeStatus::Malformed) {
-            auto tag = static_cast<format::RecordTag>(
-                payload_[record_offset - frame_offset_ - sizeof(FrameHeader)]);
-            stop(record_offset, "malformed " + tagName(tag) + " record (frame checksum valid)");
-            continue;
+        if (nextFromLog(out)) {
+            noteRecord(out);
+            return true;
         }
-        if (s == DecodeStatus::Skipped) {
-            ++status_.skipped_records;
-            continue;
-        }
-        noteRecord(out);
-        return true;
+        // Everything the valid frames cover is out; the ring has the rest.
+        log_.reset();
+        ring_ = std::make_unique<RingRecovery>(file_, prologue_, end_seq_);
+        phase_ = Phase::Ring;
     }
     if (phase_ == Phase::Ring) {
         if (ring_->next(out, prev_)) {
@@ -241,8 +192,6 @@ bool TraceReader::next(Record& out) {
         ring_.reset();
         phase_ = Phase::Done;
         // Other traces may still be read for a long time: give back what this one held.
-        std::vector<uint8_t>().swap(buf_);
-        buf_size_ = 0;
         file_.close();
         status_.dropped_events = std::max(trailer_.dropped_events, prologue_.dropped_events);
         status_.in_flight = trailer_.in_flight;

@@ -8,15 +8,23 @@
 # both over a constant live set of LIVE allocations. Then, interleaved over ROUNDS rounds,
 # it times `gpumemtrace report --no-symbols --format json -o /dev/null` and
 # `heaptrack_print --print-leaks 1` (its full default analysis plus leaks, written to
-# /dev/null), and prints medians of wall time, events/s and max RSS as a markdown table.
+# /dev/null), and prints the exact commands and markdown tables of medians: wall time,
+# events/s, CPU time (user + system, every thread) and max RSS, and the speed ratio.
+# With SERIAL=1 each round also times our report with GPUMEMTRACE_DECODE_THREADS=0 (the
+# log decoded on the reading thread: what decoding ahead on other threads gains).
 #
 # Environment (defaults in brackets):
-#   SIZES [1000000 10000000 100000000]   event counts of our traces
-#   HEAPTRACK_SIZES [1000000 10000000]   sizes that also get a heaptrack run; a size not in
+#   SIZES [20000000 100000000]            event counts of our traces
+#   HEAPTRACK_SIZES [same as SIZES]       sizes that also get a heaptrack run; a size not in
 #                                         this list is reported as "not run" for heaptrack
 #   ROUNDS [5]        rounds for sizes below 50 M events; LARGE_ROUNDS [3] for larger ones
 #   LIVE [64]         live set size
-#   WORK_DIR [mktemp -d under TMPDIR]  traces go here (100 M events is ~1.4 GB); KEEP=1 keeps it
+#   SERIAL [0]        1: also time GPUMEMTRACE_DECODE_THREADS=0
+#   WORK_DIR [mktemp -d under TMPDIR]  traces go here (100 M events is ~1.3 GB); KEEP=1 keeps
+#                     it, and a later run with the same WORK_DIR reuses the traces it finds
+#
+# The machine's load average is printed before and after each round: the analyzer decodes
+# on other cores, so what other processes take of them shows in its figures.
 #
 # Requires: /usr/bin/time, heaptrack, heaptrack_print, and `cmake --build BUILD_DIR
 # --target benchmarks`.
@@ -24,8 +32,9 @@ set -euo pipefail
 
 BUILD=${1:?usage: $0 BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
-SIZES=${SIZES:-"1000000 10000000 100000000"}
-HEAPTRACK_SIZES=${HEAPTRACK_SIZES:-"1000000 10000000"}
+SIZES=${SIZES:-"20000000 100000000"}
+HEAPTRACK_SIZES=${HEAPTRACK_SIZES:-$SIZES}
+SERIAL=${SERIAL:-0}
 ROUNDS=${ROUNDS:-5}
 LARGE_ROUNDS=${LARGE_ROUNDS:-3}
 LIVE=${LIVE:-64}
@@ -47,32 +56,38 @@ mkdir -p "$WORK"
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 has() { [[ " $1 " == *" $2 "* ]]; }
 
-# run NAME CMD...: wall seconds (ns clock) and max RSS (KiB) appended to $WORK/NAME.{wall,rss}
+# run NAME CMD...: wall seconds (ns clock), CPU seconds (user + system) and max RSS (KiB)
+# appended to $WORK/NAME.{wall,cpu,rss}
 run() {
     local name=$1
     shift
     local t0 t1
     t0=$(date +%s%N)
-    /usr/bin/time -f %M -o "$WORK/rss.tmp" "$@" >/dev/null 2>"$WORK/stderr.tmp" || {
+    /usr/bin/time -f '%M %U %S' -o "$WORK/time.tmp" "$@" >/dev/null 2>"$WORK/stderr.tmp" || {
         echo "failed: $*" >&2
         cat "$WORK/stderr.tmp" >&2
         exit 1
     }
     t1=$(date +%s%N)
     awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f\n", (b - a) / 1e9}' >>"$WORK/$name.wall"
-    tail -n 1 "$WORK/rss.tmp" >>"$WORK/$name.rss"
+    tail -n 1 "$WORK/time.tmp" | awk '{print $1}' >>"$WORK/$name.rss"
+    tail -n 1 "$WORK/time.tmp" | awk '{printf "%.2f\n", $2 + $3}' >>"$WORK/$name.cpu"
 }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
 echo "# work dir: $WORK ($(df -h --output=avail "$WORK" | tail -1 | tr -d ' ') free)" >&2
 
 # --- inputs -------------------------------------------------------------------------------
+rm -f "$WORK"/*.wall "$WORK"/*.cpu "$WORK"/*.rss
 for n in $SIZES; do
-    t0=$(date +%s%N)
-    "$GEN" "$WORK/ours.$n.gmtrace" "$n" "$LIVE" >/dev/null
-    t1=$(date +%s%N)
-    echo "# generated ours.$n.gmtrace: $(stat -c %s "$WORK/ours.$n.gmtrace") bytes in $(( (t1 - t0) / 1000000 )) ms" >&2
-    if has "$HEAPTRACK_SIZES" "$n"; then
+    if [[ ! -s $WORK/ours.$n.gmtrace ]]; then
+        t0=$(date +%s%N)
+        "$GEN" "$WORK/ours.$n.gmtrace" "$n" "$LIVE" >/dev/null
+        t1=$(date +%s%N)
+        echo "# generated ours.$n.gmtrace: $(stat -c %s "$WORK/ours.$n.gmtrace") bytes in $(( (t1 - t0) / 1000000 )) ms" >&2
+    fi
+    if has "$HEAPTRACK_SIZES" "$n" && ! ls "$WORK"/ht."$n".trace.* >/dev/null 2>&1; then
         t0=$(date +%s%N)
         heaptrack -o "$WORK/ht.$n" "$LOOP" "$n" "$LIVE" >"$WORK/heaptrack.$n.log" 2>&1
         t1=$(date +%s%N)
@@ -83,37 +98,67 @@ for n in $SIZES; do
 done
 
 # --- timed runs, interleaved: every round runs every size of both tools -------------------
+OURS=("$CLI" report --no-symbols --format json -o /dev/null)
+HT=(heaptrack_print --print-leaks 1)
+echo "## Commands"
+echo
+echo '```'
+echo "ours:            ${OURS[*]} ours.N.gmtrace"
+((SERIAL)) && echo "ours, serial:    GPUMEMTRACE_DECODE_THREADS=0 ${OURS[*]} ours.N.gmtrace"
+echo "heaptrack_print: ${HT[*]} ht.N.trace.zst > /dev/null"
+echo '```'
+echo
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average (1, 5, 15 min) before the runs: $(load)."
 for ((r = 1; r <= ROUNDS; r++)); do
+    before=$(load)
     for n in $SIZES; do
         if ((n >= 50000000 && r > LARGE_ROUNDS)); then
             continue
         fi
-        run "ours.$n" "$CLI" report --no-symbols --format json -o /dev/null "$WORK/ours.$n.gmtrace"
+        run "ours.$n" "${OURS[@]}" "$WORK/ours.$n.gmtrace"
+        if ((SERIAL)); then
+            run "serial.$n" env GPUMEMTRACE_DECODE_THREADS=0 "${OURS[@]}" "$WORK/ours.$n.gmtrace"
+        fi
         if has "$HEAPTRACK_SIZES" "$n"; then
-            run "ht.$n" heaptrack_print --print-leaks 1 "$WORK"/ht."$n".trace.*
+            run "ht.$n" "${HT[@]}" "$WORK"/ht."$n".trace.*
         fi
     done
-    echo "# round $r done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    echo "# round $r done (load before: $before; after: $(load))" >&2
+    echo "Round $r: load average before $before, after $(load)."
 done
 
-# --- table --------------------------------------------------------------------------------
+# --- tables -------------------------------------------------------------------------------
 fmt_rate() { awk -v n="$1" -v s="$2" 'BEGIN {if (s == "nan" || s == 0) print "n/a"; else printf "%.2f M/s", n / s / 1e6}'; }
 fmt_mib() { awk -v k="$1" 'BEGIN {if (k == "nan") print "n/a"; else printf "%.1f MiB", k / 1024}'; }
 echo
-echo "| events | trace bytes (ours / heaptrack) | ours: median s | ours: events/s | ours: max RSS | heaptrack_print: median s | heaptrack_print: events/s | heaptrack_print: max RSS | speed ratio ours/heaptrack | runs |"
-echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| events | trace bytes (ours / heaptrack) | ours: median s | ours: events/s | ours: CPU s | ours: max RSS | heaptrack_print: median s | heaptrack_print: events/s | heaptrack_print: CPU s | heaptrack_print: max RSS | speed ratio ours/heaptrack | runs |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $SIZES; do
     ow=$(median <"$WORK/ours.$n.wall")
+    ocpu=$(median <"$WORK/ours.$n.cpu")
     orss=$(median <"$WORK/ours.$n.rss")
     runs=$(wc -l <"$WORK/ours.$n.wall")
     osize=$(stat -c %s "$WORK/ours.$n.gmtrace")
     if has "$HEAPTRACK_SIZES" "$n"; then
         hw=$(median <"$WORK/ht.$n.wall")
+        hcpu=$(median <"$WORK/ht.$n.cpu")
         hrss=$(median <"$WORK/ht.$n.rss")
         hsize=$(stat -c %s "$WORK"/ht."$n".trace.*)
         ratio=$(awk -v a="$ow" -v b="$hw" 'BEGIN {printf "%.2f×", b / a}')
-        echo "| $n | $osize / $hsize | $ow | $(fmt_rate "$n" "$ow") | $(fmt_mib "$orss") | $hw | $(fmt_rate "$n" "$hw") | $(fmt_mib "$hrss") | $ratio | $runs |"
+        echo "| $n | $osize / $hsize | $ow | $(fmt_rate "$n" "$ow") | $ocpu | $(fmt_mib "$orss") | $hw | $(fmt_rate "$n" "$hw") | $hcpu | $(fmt_mib "$hrss") | $ratio | $runs |"
     else
-        echo "| $n | $osize / not run | $ow | $(fmt_rate "$n" "$ow") | $(fmt_mib "$orss") | not run | not run | not run | n/a | $runs |"
+        echo "| $n | $osize / not run | $ow | $(fmt_rate "$n" "$ow") | $ocpu | $(fmt_mib "$orss") | not run | not run | not run | not run | n/a | $runs |"
     fi
 done
+if ((SERIAL)); then
+    echo
+    echo "| events | ours, decoding ahead: median s | ours, decoded on the reading thread: median s | CPU s (ahead / serial) | max RSS (ahead / serial) | gain |"
+    echo "|---:|---:|---:|---|---|---:|"
+    for n in $SIZES; do
+        ow=$(median <"$WORK/ours.$n.wall")
+        sw=$(median <"$WORK/serial.$n.wall")
+        echo "| $n | $ow | $sw | $(median <"$WORK/ours.$n.cpu") / $(median <"$WORK/serial.$n.cpu") | $(fmt_mib "$(median <"$WORK/ours.$n.rss")") / $(fmt_mib "$(median <"$WORK/serial.$n.rss")") | $(awk -v a="$ow" -v b="$sw" 'BEGIN {printf "%.2f×", b / a}') |"
+    done
+fi
+echo
+echo "Load average after the runs: $(load)."

@@ -231,6 +231,23 @@ def test_check_bad_input():
     one_line_error(gmt("check", half))
 
 
+def test_decode_threads():
+    # GPUMEMTRACE_DECODE_THREADS (docs/configuration.md): the same report with no decoding
+    # thread, one or several; anything but a number up to 256 is one line and exit 2.
+    traces, _ = record("threads", "leak", "3", "1048576")
+    reports = []
+    for n in ("0", "1", "3"):
+        r = gmt("report", "--format", "json", *traces,
+                extra_env={"GPUMEMTRACE_DECODE_THREADS": n})
+        expect(r.returncode == 0, "report with %s decoding threads" % n, r)
+        reports.append(json.loads(r.stdout))
+    expect(reports[0] == reports[1] == reports[2], "the same report whatever the threads")
+    for bad in ("", "abc", "-1", "257", "2x"):
+        r = gmt("report", *traces, extra_env={"GPUMEMTRACE_DECODE_THREADS": bad})
+        one_line_error(r)
+        expect("GPUMEMTRACE_DECODE_THREADS" in r.stderr, "the error names the variable", r)
+
+
 def test_check_incomplete():
     traces, _ = record("cut", "leak", "2", "4096")
     # Damage the end of the file: the trailer goes, the prefix stays readable.

@@ -1103,10 +1103,38 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, Ev
         stmt;                                                                                      \
     }
     uint64_t d3 = 0, d4 = 0, d5 = 0, d6 = 0, d7 = 0, d8 = 0, d14 = 0;
-    GMT_FIELD(0, w0 += v)  // time_ns
-    GMT_FIELD(1, w1 += v)  // address
-    GMT_FIELD(2, w2 += v)  // size
-    GMT_FIELD(3, d3 = v)   // stack_id
+    GMT_FIELD(0, w0 += v) // time_ns
+    GMT_FIELD(1, w1 += v) // address
+    GMT_FIELD(2, w2 += v) // size
+    GMT_FIELD(3, d3 = v)  // stack_id
+    if (mask < 16) [[likely]] {
+        // What an allocation loop changes (time, address, size, stack), nothing else: the
+        // other words are the previous event's, and only the changed ones go back to it.
+        w10 = (w10 & 0xffffffffull) | static_cast<uint64_t>(static_cast<uint32_t>((w10 >> 32) + d3))
+                                          << 32;
+        w12 = (w12 & ~0xff0000ull) | op << 16;
+        auto* o = reinterpret_cast<unsigned char*>(&out);
+        auto put = [](unsigned char* to, int i, uint64_t x) { std::memcpy(to + 8 * i, &x, 8); };
+        put(o, 0, w0);
+        put(o, 1, w1);
+        put(o, 2, w2);
+        put(o, 3, w3);
+        put(o, 4, w4);
+        put(o, 5, w5);
+        put(o, 6, w6);
+        put(o, 7, w7);
+        put(o, 8, w8);
+        put(o, 9, w9);
+        put(o, 10, w10);
+        put(o, 11, w11);
+        put(o, 12, w12);
+        put(prev, 0, w0);
+        put(prev, 1, w1);
+        put(prev, 2, w2);
+        put(prev, 10, w10);
+        put(prev, 12, w12);
+        return true;
+    }
     GMT_FIELD(4, d4 = v)   // api
     GMT_FIELD(5, d5 = v)   // kind
     GMT_FIELD(6, d6 = v)   // tid
