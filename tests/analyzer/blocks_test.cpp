@@ -47,6 +47,25 @@ TraceBuilder attached(const std::string& config = "") {
     return b;
 }
 
+// Stack 2 runs the allocator's own function, grow_segment (Python code 9), which the
+// table of growSegmentTable() names a caching allocator.
+void allocatorFunction(TraceBuilder& b) {
+    tf::PythonCodeInfo code;
+    code.id = 9;
+    code.first_line = 1;
+    code.filename = "/srv/allocator.py";
+    code.name = "grow_segment";
+    b.pythonCode(code);
+    b.stack(2, {0x401000}, {{9, 0, 1}});
+}
+
+std::shared_ptr<analyzer::CachingAllocatorTable> growSegmentTable() {
+    auto table = std::make_shared<analyzer::CachingAllocatorTable>();
+    std::istringstream in("cache: grow_segment\n");
+    table->extend(analyzer::patternLines(in, "t"));
+    return table;
+}
+
 const analyzer::CachingReport& caching(const analyzer::Report& r) {
     REQUIRE(r.caching);
     return *r.caching;
@@ -163,13 +182,7 @@ TEST_CASE("PyTorch's own sequence: the peaks are max_memory_allocated and max_me
 TEST_CASE("blocks still allocated at the end are tensor-level leaks, inside held segments") {
     auto b = attached();
     // The segments' stack (2) runs the allocator's own function.
-    tf::PythonCodeInfo code;
-    code.id = 9;
-    code.first_line = 1;
-    code.filename = "/srv/allocator.py";
-    code.name = "grow_segment";
-    b.pythonCode(code);
-    b.stack(2, {0x401000}, {{9, 0, 1}});
+    allocatorFunction(b);
     segment(b, 1, S, 20u << 20);
     b.event(block(2, BlockAction::Alloc, S, 3u << 20, 0, 5));
     b.event(block(3, BlockAction::Alloc, S + (3u << 20), 5u << 20, 0, 6));
@@ -177,10 +190,7 @@ TEST_CASE("blocks still allocated at the end are tensor-level leaks, inside held
     b.event(block(5, BlockAction::FreeCompleted, S + (3u << 20), 5u << 20));
     b.trailer(10);
     analyzer::ReportOptions options;
-    auto table = std::make_shared<analyzer::CachingAllocatorTable>();
-    std::istringstream in("cache: grow_segment\n");
-    table->extend(analyzer::patternLines(in, "t"));
-    options.caching_allocators = table;
+    options.caching_allocators = growSegmentTable();
     const analyzer::Report r = report(b, options);
     REQUIRE(r.leaks.size() == 1);
     CHECK(r.leaks[0].kind == Kind::Block);
@@ -389,13 +399,7 @@ TEST_CASE("growth at the tensor level: the kept tensor's line, not the cache's s
     for (const bool marks : {true, false}) {
         CAPTURE(marks);
         auto b = attached();
-        tf::PythonCodeInfo code;
-        code.id = 9;
-        code.first_line = 1;
-        code.filename = "/srv/allocator.py";
-        code.name = "grow_segment";
-        b.pythonCode(code);
-        b.stack(2, {0x401000}, {{9, 0, 1}});
+        allocatorFunction(b);
         constexpr uint32_t kWork = 7, kKept = 8;
         // As in PyTorch, a block's stack runs through the allocator's own function too.
         b.stack(kWork, {0x401000, 0x402000}, {{9, 0, 1}});
@@ -415,10 +419,7 @@ TEST_CASE("growth at the tensor level: the kept tensor's line, not the cache's s
         }
         b.trailer(t);
         analyzer::ReportOptions options;
-        auto table = std::make_shared<analyzer::CachingAllocatorTable>();
-        std::istringstream in("cache: grow_segment\n");
-        table->extend(analyzer::patternLines(in, "t"));
-        options.caching_allocators = table;
+        options.caching_allocators = growSegmentTable();
         const analyzer::Report r = report(b, options);
         REQUIRE(r.iterations.size() == 1);
         CHECK(r.iterations[0].source == (marks ? "phase" : "pattern"));
