@@ -107,7 +107,7 @@ test("tensor OOM: the diagnosis and each remedy's verdict, estimates marked", as
   const report = readJson(manifest.torch_oom.json);
   const ooms = report.caching_allocator.ooms;
   assert.ok(ooms.length >= 1);
-  const { page, problems } = await openReport(opened.browser, manifest.torch_oom.html);
+  const { page, problems } = await openReport(opened.browser, manifest.torch_oom.html, { height: 2000 }); // the whole table in one screenshot
   const rows = await page.$$eval("#gmt-tensor-oom-table tr.gmt-tensor-oom", (rs) =>
     rs.map((r) => ({
       requested: r.querySelector("[data-figure='requested']").textContent,
