@@ -152,18 +152,20 @@
     return parts;
   }
 
-  function renderTensor(host, ctx) {
+  // The chosen process's entries of caching_allocator[key], or null when there are none to
+  // draw: then the section is hidden (no caching allocator in the report) or says `none`.
+  function cachingItems(host, ctx, key, none) {
     const c = ctx.report.caching_allocator;
     showSection(host, !!c);
-    if (!c) {
-      host.replaceChildren();
-      return;
-    }
-    const procs = GMT.data.forPid(c.processes || [], ctx.pid);
-    if (!procs.length) {
-      host.replaceChildren(el("p", {}, "No caching allocator was recorded in this process."));
-      return;
-    }
+    const items = c ? GMT.data.forPid(c[key] || [], ctx.pid) : [];
+    if (!items.length) host.replaceChildren(...(c ? [el("p", {}, none)] : []));
+    return items.length ? items : null;
+  }
+
+  function renderTensor(host, ctx) {
+    const procs = cachingItems(host, ctx, "processes", "No caching allocator was recorded in this process.");
+    if (!procs) return;
+    const c = ctx.report.caching_allocator;
     const parts = [renderPeaks(procs)];
     const peak = c.tensor_peak || {};
     const peakSites = GMT.data.forPid(peak.top_sites || [], ctx.pid);
@@ -184,17 +186,8 @@
   // Each OOM the caching allocator raised: its diagnosis, then whether each remedy would
   // have avoided it; a verdict the recorded state does not settle is marked an estimate.
   function renderOoms(host, ctx) {
-    const c = ctx.report.caching_allocator;
-    showSection(host, !!c);
-    if (!c) {
-      host.replaceChildren();
-      return;
-    }
-    const ooms = GMT.data.forPid(c.ooms || [], ctx.pid);
-    if (!ooms.length) {
-      host.replaceChildren(el("p", {}, "No out-of-memory error in a caching allocator."));
-      return;
-    }
+    const ooms = cachingItems(host, ctx, "ooms", "No out-of-memory error in a caching allocator.");
+    if (!ooms) return;
     const rows = ooms.map((o, i) => {
       const hints = el(
         "ul",
