@@ -145,6 +145,38 @@ test("tensor OOM: the diagnosis and each remedy's verdict, estimates marked", as
   await page.close();
 });
 
+test("two processes: each one's tensor level alone when it is picked", async () => {
+  const report = readJson(manifest.torch_both.json);
+  const pidOf = (name) => readJson(manifest[name].json).processes[0].pid;
+  const train = pidOf("torch_train");
+  const oom = pidOf("torch_oom");
+  assert.deepEqual(report.caching_allocator.processes.map((a) => a.pid).sort(), [train, oom].sort());
+  const { page, problems } = await openReport(opened.browser, manifest.torch_both.html);
+  const shown = () =>
+    page.evaluate(() => ({
+      peaks: [...document.querySelectorAll("#gmt-tensor-peaks tr.gmt-tensor-device")].map((r) => Number(r.dataset.pid)),
+      held: [...document.querySelectorAll("#gmt-held-table tr.gmt-held")].map((r) => Number(r.children[1].textContent)),
+      ooms: document.querySelectorAll("#gmt-tensor-oom-table tr.gmt-tensor-oom").length,
+      oomText: document.querySelector("#gmt-tensor-ooms").textContent,
+    }));
+  const all = await shown();
+  assert.deepEqual(all.peaks.sort(), [train, oom].sort());
+  assert.deepEqual(all.held.sort(), [train, oom].sort());
+  assert.equal(all.ooms, report.caching_allocator.ooms.length);
+  const pick = async (pid) => {
+    await page.select("#gmt-process", String(pid));
+    await page.waitForFunction((v) => document.body.dataset.pid === v, {}, String(pid));
+    return shown();
+  };
+  const one = await pick(train);
+  assert.deepEqual([one.peaks, one.held, one.ooms], [[train], [train], 0]);
+  assert.match(one.oomText, /No out-of-memory error in a caching allocator\./);
+  const other = await pick(oom);
+  assert.deepEqual([other.peaks, other.held, other.ooms], [[oom], [oom], report.caching_allocator.ooms.length]);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("a report without a caching allocator hides the tensor level", async () => {
   // The tour's program uses cudaMalloc directly: no caching allocator, nothing held at exit.
   const report = readJson(manifest.tour.json);

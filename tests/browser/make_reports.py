@@ -145,6 +145,11 @@ def main():
         reports(name, traces)
         manifest[name]["stats"] = os.path.join(out, name + ".stats.json")
 
+    # Both runs in one report: the process picker narrows the tensor level to each.
+    both = [os.path.basename(t) for t in manifest["torch_train"]["traces"] + manifest["torch_oom"]["traces"]]
+    run([gmt, "report", "--format", "html", "-o", "torch_both.html"] + both, out, env)
+    reports("torch_both", both)
+
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
     print("PASS: %d reports in %s" % (len(manifest), out))
