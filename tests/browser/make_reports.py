@@ -138,7 +138,8 @@ def main():
         run_env = dict(torch_env, **extra)
         run([gmt, "record", "-q", "-o", name + ".%p.gmtrace", "--", a.python,
              os.path.abspath(a.torch_like), scenario, name + ".stats.json"], out, run_env)
-        traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, name + ".*.gmtrace")))
+        traces = sorted(os.path.basename(t)
+                        for t in glob.glob(os.path.join(out, name + ".*.gmtrace")))
         if len(traces) != 1:
             fail("expected one trace of torch_like.py %s, found %s" % (scenario, traces))
         run([gmt, "report", "--format", "html", "-o", name + ".html"] + traces, out, env)
@@ -146,7 +147,8 @@ def main():
         manifest[name]["stats"] = os.path.join(out, name + ".stats.json")
 
     # Both runs in one report: the process picker narrows the tensor level to each.
-    both = [os.path.basename(t) for t in manifest["torch_train"]["traces"] + manifest["torch_oom"]["traces"]]
+    both = [os.path.basename(t)
+            for t in manifest["torch_train"]["traces"] + manifest["torch_oom"]["traces"]]
     run([gmt, "report", "--format", "html", "-o", "torch_both.html"] + both, out, env)
     reports("torch_both", both)
 
