@@ -68,6 +68,9 @@
     GMT.tables.renderLeaks(body("gmt-leaks"), ctx);
     GMT.jobs.renderGrowth(body("gmt-growth"), ctx);
     GMT.jobs.renderRanks(body("gmt-ranks"), ctx);
+    GMT.frameworks.renderHeld(body("gmt-held"), ctx);
+    GMT.frameworks.renderTensor(body("gmt-tensor"), ctx);
+    GMT.frameworks.renderOoms(body("gmt-tensor-ooms"), ctx);
     GMT.tables.renderFailures(body("gmt-failures"), ctx);
     GMT.tables.renderErrors(body("gmt-errors"), ctx);
     GMT.addressMap.render(body("gmt-address-map"), ctx);

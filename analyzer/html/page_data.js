@@ -49,10 +49,19 @@
     return shown.length ? shown[0].label + shown[0].where : "(no stack recorded)";
   }
 
+  // Where Python code made a framework's allocation: its two innermost Python frames
+  // ("Tensor.__init__ at model.py:41 ← build at model.py:76"), since the native frames
+  // above them are the framework's allocator, the same for every tensor. Null when the
+  // stack has no Python frame.
+  function pythonSiteLabel(stack) {
+    const python = (stack || []).filter((f) => f.language === "python");
+    return python.length ? python.slice(0, 2).map((f) => f.label + f.where).join(" ← ") : null;
+  }
+
   // Items of the chosen process (pid null: every process).
   function forPid(items, pid) {
     return pid === null ? items : items.filter((x) => Number(x.pid) === pid);
   }
 
-  GMT.data = { load, shownFrames, stackOf, siteLabel, forPid };
+  GMT.data = { load, shownFrames, stackOf, siteLabel, pythonSiteLabel, forPid };
 })(window.GMT);

@@ -15,15 +15,15 @@
     );
   }
 
-  // An expandable stack: its site as the summary, the shown frames inside, and every frame
-  // behind a second toggle.
-  function stackDetails(stack, open) {
+  // An expandable stack: its site as the summary (or `label`), the shown frames inside, and
+  // every frame behind a second toggle.
+  function stackDetails(stack, open, label) {
     if (!stack) return el("span", { class: "gmt-muted", text: "(stack not embedded)" });
     const shown = GMT.data.shownFrames(stack);
     const details = el(
       "details",
       { class: "gmt-stack", open: !!open },
-      el("summary", { text: GMT.data.siteLabel(stack) }),
+      el("summary", { text: label || GMT.data.siteLabel(stack) }),
       el("ol", { class: "gmt-frames" }, ...shown.map(frameItem))
     );
     if (shown.length < stack.length) {

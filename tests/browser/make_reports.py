@@ -3,12 +3,15 @@
 HTML reports (and, to compare with, their JSON reports and event dumps).
 
     make_reports.py --gpumemtrace BIN --cudasim DIR --samples DIR --readme README.md
-                    --cuda-root DIR --training-loop BIN --nccl-like BIN --out DIR
+                    --cuda-root DIR --training-loop BIN --nccl-like BIN --python BIN
+                    --torch-like PY --fake-c10-cuda LIB --out DIR
 
 Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
 traces), and manifest.json listing them. The README tour's program is built from the
 README with its own build line (tests/cli/readme_tour.py) and recorded with
-`record --html`, so that option is what produces its page. Exit 0, 1 on failure, 77
+`record --html`, so that option is what produces its page. The PyTorch stand-in's runs
+(tests/frameworks/programs/torch_like.py on tests/frameworks/fake_c10_cuda.cpp) also keep
+what the program's allocator said of itself, NAME.stats.json. Exit 0, 1 on failure, 77
 when the simulated CUDA is not built.
 """
 
@@ -41,7 +44,8 @@ def run(args, cwd, env, check=True):
 def main():
     p = argparse.ArgumentParser()
     for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root",
-                 "--training-loop", "--nccl-like", "--out"):
+                 "--training-loop", "--nccl-like", "--python", "--torch-like", "--fake-c10-cuda",
+                 "--out"):
         p.add_argument(name, required=True)
     a = p.parse_args()
     gmt = os.path.abspath(a.gpumemtrace)
@@ -121,6 +125,32 @@ def main():
     multi = [os.path.basename(t) for t in multi]
     run([gmt, "report", "-o", "multi.html"] + multi, out, env)  # the format from the name
     reports("multi", multi)
+
+    # The tensor level: torch_like.py's training run (its caching allocator keeps its
+    # segments to the end; the model's blocks are freed by the interpreter at exit) and its
+    # out-of-memory run (fragmentation inside segments) on a 256 MiB device, with the
+    # stand-in libc10_cuda.so laid out as in a wheel (torch/lib beside torch/version.py).
+    torch_env = dict(env)
+    torch_env["FAKE_TORCH"] = os.path.dirname(os.path.dirname(os.path.abspath(a.fake_c10_cuda)))
+    torch_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name, scenario, extra in (("torch_train", "train", {}),
+                                  ("torch_oom", "oom", {"CUDASIM_MEMORY_BYTES": str(256 << 20)})):
+        run_env = dict(torch_env, **extra)
+        run([gmt, "record", "-q", "-o", name + ".%p.gmtrace", "--", a.python,
+             os.path.abspath(a.torch_like), scenario, name + ".stats.json"], out, run_env)
+        traces = sorted(os.path.basename(t)
+                        for t in glob.glob(os.path.join(out, name + ".*.gmtrace")))
+        if len(traces) != 1:
+            fail("expected one trace of torch_like.py %s, found %s" % (scenario, traces))
+        run([gmt, "report", "--format", "html", "-o", name + ".html"] + traces, out, env)
+        reports(name, traces)
+        manifest[name]["stats"] = os.path.join(out, name + ".stats.json")
+
+    # Both runs in one report: the process picker narrows the tensor level to each.
+    both = [os.path.basename(t)
+            for t in manifest["torch_train"]["traces"] + manifest["torch_oom"]["traces"]]
+    run([gmt, "report", "--format", "html", "-o", "torch_both.html"] + both, out, env)
+    reports("torch_both", both)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
