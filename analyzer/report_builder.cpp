@@ -386,42 +386,34 @@ class Builder {
         }
     }
 
-    // Which leak groups' stacks a caching allocator's patterns match (each stack symbolized
-    // once): their memory is that allocator's cache, not leaked.
-    void classifyHeld() {
+    // The caching allocator whose patterns match a stack: each stack symbolized and matched
+    // once. Null without a table, for stack 0, and where no entry matches.
+    const CachingAllocator* allocatorOf(uint32_t process, uint32_t stack) {
         const auto& table = options_.caching_allocators;
-        if (!table || table->empty()) {
-            return;
+        if (!table || table->empty() || stack == 0) {
+            return nullptr;
         }
+        auto [it, inserted] = held_.try_emplace((uint64_t{process} << 32) | stack, nullptr);
+        if (inserted) {
+            it->second = table->match(stackOf(process, stack));
+        }
+        return it->second;
+    }
+
+    // Which leak groups' stacks a caching allocator's patterns match: their memory is that
+    // allocator's cache, not leaked.
+    void classifyHeld() {
         for (uint32_t i = 0; i < procs_.size(); ++i) {
             for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
-                const uint64_t k = (uint64_t{i} << 32) | key.stack;
-                if (key.stack != 0 && !held_.contains(k)) {
-                    held_[k] = table->match(stackOf(i, key.stack));
-                }
+                allocatorOf(i, key.stack);
             }
         }
     }
 
+    // After classifyHeld(), for the leak groups' stacks.
     const CachingAllocator* heldBy(uint32_t process, uint32_t stack) const {
         auto it = held_.find((uint64_t{process} << 32) | stack);
         return it == held_.end() ? nullptr : it->second;
-    }
-
-    // A caching allocator's segment site, in a process whose allocator's block events were
-    // recorded: its segments grow with the blocks inside them, which are followed too
-    // (growth_analysis.cpp), so the growth is listed once, at the blocks' sites.
-    bool cachesBlocks(uint32_t process, uint32_t stack) {
-        const auto& table = options_.caching_allocators;
-        if (!table || table->empty()) {
-            return false;
-        }
-        const uint64_t k = (uint64_t{process} << 32) | stack;
-        auto it = held_.find(k);
-        if (it == held_.end()) {
-            it = held_.emplace(k, table->match(stackOf(process, stack))).first;
-        }
-        return it->second != nullptr;
     }
 
     // Held memory per process and allocator, each with its stacks (all phases together).
@@ -608,9 +600,12 @@ class Builder {
             const std::vector<bool> within =
                 options_.phase ? phasesWithin(p, *options_.phase) : std::vector<bool>();
             for (const GrowthSiteResult& site : g.sites) {
+                // A caching allocator's segments grow with the blocks inside them, which are
+                // followed too (growth_analysis.cpp): the growth is listed once, at the
+                // blocks' sites.
                 if (p.blocks && !block_sites.contains((uint64_t{i} << 32) | site.stack) &&
-                    cachesBlocks(i, site.stack)) {
-                    continue; // its blocks' own sites say which line grows
+                    allocatorOf(i, site.stack)) {
+                    continue;
                 }
                 ++it.growing_sites;
                 it.growth_bytes_per_iteration += site.bytes_per_iteration;
