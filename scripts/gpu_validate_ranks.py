@@ -7,7 +7,8 @@ own, not the end of the group: traces named by rank; no false errors from NCCL's
 their stacks); the planted leak on rank 1 only; `check` in its default mode passing rank 0,
 failing rank 1 on the planted leak only, and passing every rank once that one leak is
 suppressed; the per-rank table (JSON and text) with each rank's own device and peak and
-rank 1 alone flagged; `record --check` as the one-step gate. Needs an nvidia-h200-x2
+rank 1 alone flagged; `record --check` as the one-step gate; and the same job with
+PyTorch's caching allocator on (its default), where `check` must still fail rank 1 alone. Needs an nvidia-h200-x2
 (2 GPUs); tests/gpu/ranks_dry_run.py runs it on the simulated CUDA.
 """
 import json
@@ -53,10 +54,11 @@ def modules_of(stack, n=3):
 
 
 def report(env, trace, name):
-    """The JSON report of one trace, without symbols (module + offset frames are enough
-    here, and symbolizing PyTorch's libraries takes long)."""
+    """The JSON report of one trace, in the default mode (with symbols): the caching
+    allocators are recognised by function name (PyTorch's pinned-memory cache keeps the
+    few bytes `.item()` staged, and only its symbols say so)."""
     p, _ = env.run(f"{name}.report", [str(env.cli), "report", "--format", "json", "--top",
-                                      "1000", "--no-symbols", str(trace)], env=env.cli_env)
+                                      "1000", str(trace)], env=env.cli_env)
     if p.returncode != 0:
         raise RuntimeError(f"report of {trace} failed: {p.stderr.strip()[-300:]}")
     (env.logs / f"{name}.report.json").write_text(p.stdout)
@@ -221,13 +223,16 @@ def check_ranks(env, row):
                 f"{reports[r]['summary']['leaked_allocations']} allocations: " +
                 ", ".join(f"{l['bytes']} B {l['kind']}/{l['api']} from {modules_of(l['stack'])}"
                           for l in leaks[:8]))
+            held = reports[r].get("held_at_exit", [])
+            row(f"ranks: rank{r} held by caching allocators at exit", None,
+                ", ".join(f"{h.get('allocator')}: {h.get('bytes')} B in "
+                          f"{h.get('allocations')} allocations" for h in held) or "nothing")
 
     def check_default():
         # `check` in its default mode: rank 0 passes, rank 1 fails on the leak alone.
         verdict = {}
         for r, t in by_rank.items():
-            pc, _ = env.run(f"ranks_check_rank{r}", [str(env.cli), "check", "--no-symbols",
-                                                     str(t)], env=env.cli_env)
+            pc, _ = env.run(f"ranks_check_rank{r}", [str(env.cli), "check", str(t)], env=env.cli_env)
             verdict[r] = pc
         failing = {r: [l.split()[1].rstrip(":") for l in v.stdout.splitlines()
                        if l.startswith("  FAIL ")] for r, v in verdict.items()}
@@ -246,7 +251,7 @@ def check_ranks(env, row):
         # function (tests/gpu/torch_ranks.py, plant_leak), and every rank passes.
         supp = env.logs / "ranks_planted.supp"
         supp.write_text("leak:plant_leak\n")
-        pc, _ = env.run("ranks_check_suppressed", [str(env.cli), "check", "--no-symbols",
+        pc, _ = env.run("ranks_check_suppressed", [str(env.cli), "check",
                                                    "--suppressions", str(supp), str(out_dir)],
                         env=env.cli_env)
         used = [l.strip() for l in pc.stdout.splitlines() if l.strip().startswith("used ")]
@@ -259,8 +264,8 @@ def check_ranks(env, row):
     table = {}
 
     def rank_table_json():
-        pr, _ = env.run("ranks_report_dir", [str(env.cli), "report", "--no-symbols", "--format",
-                                             "json", str(out_dir)], env.cli_env)
+        pr, _ = env.run("ranks_report_dir", [str(env.cli), "report", "--format", "json",
+                                             str(out_dir)], env.cli_env)
         for t in json.loads(pr.stdout).get("ranks", []):
             table[t["rank"]] = t
         # Each rank's row: its own device holds its highest peak, and its peak is the one
@@ -284,7 +289,7 @@ def check_ranks(env, row):
             "; ".join(f"rank{r}: {t['outlier']}" for r, t in sorted(table.items())))
 
     def rank_table_text():
-        pd, _ = env.run("ranks_check_dir", [str(env.cli), "check", "--no-symbols", str(out_dir)],
+        pd, _ = env.run("ranks_check_dir", [str(env.cli), "check", str(out_dir)],
                         env.cli_env)
         lines = rank_table_lines(pd.stdout)
         outliers = [l.strip() for l in pd.stdout.splitlines() if l.strip().startswith("outliers:")]
@@ -310,13 +315,47 @@ def check_ranks(env, row):
                     "LD_LIBRARY_PATH": env.app_env["LD_LIBRARY_PATH"] + ":" +
                     env.cli_env.get("LD_LIBRARY_PATH", "")}
         pg, dt = env.run("ranks_record_check",
-                         [str(env.cli), "record", "--check", "--no-symbols", "-o",
+                         [str(env.cli), "record", "--check", "-o",
                           str(gate_dir / "rank%r.gmtrace"), "--", *torchrun(WORKLOAD)],
                          env=gate_env, timeout=420)
         fails = [l for l in pg.stderr.splitlines() if l.startswith("FAIL pid")]
         row("ranks: record --check exits 1 for rank 1 only",
             pg.returncode == 1 and len(fails) == 1 and "rank1.gmtrace" in fails[0],
             f"rc={pg.returncode} in {dt:.1f}s; failing: {fails}")
+
+    def cached_job():
+        # The same job as users run it, with PyTorch's caching allocator on (its default):
+        # the cache's segments are held at exit, not leaked, so `check DIR` with no options
+        # fails rank 1 on the planted leak alone, and passes once that leak is suppressed.
+        cached_dir = env.traces / "ranks_cached"
+        if cached_dir.exists():
+            for old in cached_dir.rglob("*.gmtrace"):
+                old.unlink()
+        job_env = env.traced_env("ranks_cached", {
+            **{k: v for k, v in JOB_ENV.items() if k != "PYTORCH_NO_CUDA_MEMORY_CACHING"},
+            "GPUMEMTRACE_OUTPUT": str(cached_dir / "rank%r.gmtrace")})
+        job_env.pop("PYTORCH_NO_CUDA_MEMORY_CACHING", None)
+        pj, dt = env.run("ranks_cached_job", torchrun(WORKLOAD), job_env, timeout=420)
+        pc, _ = env.run("ranks_cached_check", [str(env.cli), "check", str(cached_dir)],
+                        env.cli_env)
+        fails = [l for l in pc.stdout.splitlines() if l.startswith("FAIL pid")]
+        failing = [l.split()[1].rstrip(":") for l in pc.stdout.splitlines()
+                   if l.startswith("  FAIL ")]
+        held = [l.strip() for l in pc.stdout.splitlines() if "held by caching" in l]
+        row("ranks: with PyTorch's cache on, check DIR fails rank 1 on its leak only",
+            pj.returncode == 0 and pc.returncode == 1 and len(fails) == 1 and
+            "rank1.gmtrace" in fails[0] and failing == ["leaks"],
+            f"job rc={pj.returncode} in {dt:.1f}s; check rc={pc.returncode}; failing {fails} "
+            f"{failing}; {held[:2]}")
+        supp = env.logs / "ranks_planted.supp"
+        supp.write_text("leak:plant_leak\n")
+        ps, _ = env.run("ranks_cached_check_suppressed",
+                        [str(env.cli), "check", "--suppressions", str(supp), str(cached_dir)],
+                        env.cli_env)
+        row("ranks: with PyTorch's cache on, check DIR passes apart from the planted leak",
+            ps.returncode == 0,
+            f"rc={ps.returncode}; " + " | ".join(
+                l.strip() for l in ps.stdout.splitlines() if "FAIL" in l or "used " in l)[:400])
 
     for name, check in (("ranks: header facts", header_facts),
                         ("ranks: errors", no_false_errors),
@@ -326,5 +365,6 @@ def check_ranks(env, row):
                         ("ranks: check with the planted leak suppressed", check_without_planted),
                         ("ranks: per-rank table (JSON)", rank_table_json),
                         ("ranks: per-rank table (text)", rank_table_text),
-                        ("ranks: record --check", record_check_gate)):
+                        ("ranks: record --check", record_check_gate),
+                        ("ranks: with PyTorch's cache on", cached_job)):
         guarded(name, check)

@@ -329,7 +329,10 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_flag("--python-only", o->python_only,
                       "Of the native frames show only the one that called CUDA (and the CUDA "
                       "function, when recorded); Python frames all"),
-        cmd->add_flag("--no-symbols", o->no_symbols, "Module + offset frames only (faster)"),
+        cmd->add_flag("--no-symbols", o->no_symbols,
+                      "Module + offset frames only (faster); caching allocators and "
+                      "suppressions are then matched without function names, so what a "
+                      "cache holds at exit can count as leaked"),
     };
 }
 

@@ -128,7 +128,10 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "analysis (default: the outermost phase marked most often, else the "
                     "allocation pattern)")
         ->type_name("NAME");
-    cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
+    cmd->add_flag("--no-symbols", args->no_symbols,
+                  "Module + offset frames only (faster); caching allocators are then "
+                  "recognised without function names, so what a cache holds at exit can be "
+                  "listed as leaked");
     cmd->add_option("--timeline-points", args->timeline_points,
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
         ->check(countRange(1, analyzer::kMaxTimelinePoints))
