@@ -266,6 +266,22 @@ void BlockTracker::finish() {
     }
 }
 
+std::vector<BlockTracker::BlockView> BlockTracker::blocksIn(int device, uint64_t address,
+                                                            uint64_t bytes) const {
+    std::vector<BlockView> out;
+    const auto d = devices_.find(device);
+    if (d == devices_.end()) {
+        return out;
+    }
+    const uint64_t end = address + bytes;
+    for (auto it = d->second.blocks.lower_bound(address);
+         it != d->second.blocks.end() && it->first < end; ++it) {
+        const Block& b = it->second;
+        out.push_back({it->first, b.end - it->first, b.requested, b.stream, b.stack, b.allocated});
+    }
+    return out;
+}
+
 std::vector<int> BlockTracker::devices() const {
     std::vector<int> out;
     for (const auto& [device, d] : devices_) {

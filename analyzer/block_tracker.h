@@ -94,6 +94,19 @@ class BlockTracker {
     // Blocks and segments a measurement walks.
     size_t walkSize() const;
 
+    // A block as views list it: allocated, or freed and still waiting for its streams.
+    struct BlockView {
+        uint64_t address = 0;
+        uint64_t bytes = 0;     // the block's size, as PyTorch counts it
+        uint64_t requested = 0; // what its tensor asked for
+        uint64_t stream = 0;
+        uint32_t stack = 0;
+        bool allocated = true;
+    };
+    // The blocks inside [address, address + bytes) of a device's segments, in address order
+    // (the export's snapshot lists a segment's blocks with them).
+    std::vector<BlockView> blocksIn(int device, uint64_t address, uint64_t bytes) const;
+
     struct DeviceTotals {
         uint64_t reserved = 0;
         uint64_t allocated = 0;

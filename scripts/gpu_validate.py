@@ -17,6 +17,7 @@ from pathlib import Path
 
 import gpu_caching_checks
 import gpu_python_checks
+import gpu_snapshot_checks
 from gpu_validate_ranks import check_ranks
 
 ROWS = []
@@ -607,6 +608,7 @@ def main():
               "torch_overhead": lambda e: check_torch_overhead(e, args.runs),
               "python": lambda e: gpu_python_checks.check_python(e, row),
               "caching": lambda e: gpu_caching_checks.check_caching(e, row),
+              "snapshot": lambda e: gpu_snapshot_checks.check_snapshot(e, row),
               "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
                                                                                    args.runs)}
     # "ranks" needs 2 GPUs: only when asked for.

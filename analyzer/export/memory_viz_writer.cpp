@@ -37,6 +37,29 @@ std::string frameFile(const Frame& f) {
     return f.module.empty() ? "??" : validUtf8(f.module);
 }
 
+// An allocation still held when its process ended: one of the snapshot's segments.
+struct Held {
+    int device;
+    uint64_t address;
+    uint64_t size;
+    uint64_t stream;
+    uint32_t stack;
+    bool allocator_segment; // its blocks are the caching allocator's (block_tracker.h)
+    bool operator<(const Held& o) const {
+        return device != o.device ? device < o.device : address < o.address;
+    }
+};
+
+// A held segment's blocks: the caching allocator's, rebuilt by the analysis, or else the
+// allocation itself, one block of its size.
+std::vector<BlockTracker::BlockView> heldBlocks(const ProcessData& p, const Held& h) {
+    if (h.allocator_segment) {
+        return p.blocks ? p.blocks->blocksIn(h.device, h.address, h.size)
+                        : std::vector<BlockTracker::BlockView>{};
+    }
+    return {{h.address, h.size, h.size, h.stream, h.stack, true}};
+}
+
 } // namespace
 
 struct MemoryVizWriter::Section {
@@ -60,17 +83,27 @@ struct MemoryVizWriter::Snapshot {
     FlatMap<Memo> strings;
     FlatMap<Memo> frames;      // by stack id
     FlatMap<uint64_t> streams; // live allocation -> its stream
-    struct Held {
+    std::vector<Held> held_at_end;
+
+    // The device allocation of the last event, not written yet: the next event says whether
+    // it is a caching allocator's segment (its segment_alloc at the same address).
+    struct Pending {
         int device;
         uint64_t address;
         uint64_t size;
         uint64_t stream;
+        uint64_t time_ns;
         uint32_t stack;
-        bool operator<(const Held& o) const {
-            return device != o.device ? device < o.device : address < o.address;
-        }
     };
-    std::vector<Held> held_at_end;
+    std::optional<Pending> pending;
+    // Live allocations written as a block of their own, by address (size): a segment_alloc
+    // that comes later (another event came between, or the recorder attached after the
+    // allocator took the segment) ends that block and keeps the segment.
+    FlatMap<uint64_t> whole;
+    // Allocations that are the allocator's segments: their ends are its segment_free.
+    FlatMap<uint8_t> allocator_segments;
+    // The allocator's blocks not yet free for reuse: the size their alloc entry gave.
+    FlatMap<uint64_t> block_sizes;
 };
 
 MemoryVizWriter::MemoryVizWriter(const Analysis& analysis, std::vector<std::string> outputs,
@@ -189,9 +222,16 @@ void MemoryVizWriter::entry(Snapshot& s, Section& sec, const Entry& e) {
 
 void MemoryVizWriter::record(uint32_t process, const Record& r) {
     if (r.tag != format::RecordTag::Event) {
+        // A stack record, or the record saying the recorder attached to the caching
+        // allocator, may stand between a cudaMalloc and its segment_alloc.
         return;
     }
     const format::Event& e = r.event;
+    if (e.op == format::Op::Block) {
+        block(snapshot(process), e);
+        return;
+    }
+    flushPending(snapshot(process));
     const bool allocation = e.op == format::Op::Alloc ||
                             (e.op == format::Op::VmmCreate && !(e.flags & format::kFlagImported));
     if (!allocation || e.result == 0 || !isOutOfMemory(e.result) || e.device < 0) {
@@ -208,11 +248,95 @@ void MemoryVizWriter::began(const LifetimeInfo& l, const format::Event& e) {
         return;
     }
     Snapshot& s = snapshot(l.charge.process);
-    Section& sec = section(s, l.charge.device);
+    flushPending(s);
     *s.streams.tryEmplace(l.address).first = e.stream;
-    const uint64_t size = l.charge.bytes;
-    entry(s, sec, Entry{"segment_alloc", l.address, size, e.stream, e.time_ns, e.stack_id, {}});
-    entry(s, sec, Entry{"alloc", l.address, size, e.stream, e.time_ns, e.stack_id, {}});
+    s.pending = Snapshot::Pending{l.charge.device, l.address, l.charge.bytes,
+                                  e.stream,        e.time_ns, e.stack_id};
+}
+
+// The held-back allocation is not the allocator's segment: a segment holding one block.
+void MemoryVizWriter::flushPending(Snapshot& s) {
+    if (!s.pending) {
+        return;
+    }
+    const Snapshot::Pending p = *s.pending;
+    s.pending.reset();
+    Section& sec = section(s, p.device);
+    entry(s, sec, Entry{"segment_alloc", p.address, p.size, p.stream, p.time_ns, p.stack, {}});
+    entry(s, sec, Entry{"alloc", p.address, p.size, p.stream, p.time_ns, p.stack, {}});
+    // Also before the recorder attached: the allocator may have taken a segment then, and
+    // its segment_alloc comes when it attaches.
+    *s.whole.tryEmplace(p.address).first = p.size;
+}
+
+// A caching allocator's block event is an entry of torch's own trace, action for action
+// (format::BlockAction names them as torch does).
+void MemoryVizWriter::block(Snapshot& s, const format::Event& e) {
+    const auto action = static_cast<format::BlockAction>(e.api);
+    if (action == format::BlockAction::SegmentAlloc && s.pending &&
+        s.pending->address == e.address) {
+        s.pending.reset(); // the allocation is this segment: the entry below stands for it
+        *s.allocator_segments.tryEmplace(e.address).first = 1;
+    } else {
+        flushPending(s);
+    }
+    if (e.device < 0) {
+        return;
+    }
+    Section& sec = section(s, e.device);
+    const Entry base{"", e.address, e.size, e.stream, e.time_ns, e.stack_id, {}};
+    auto put = [&](const char* action_name, uint64_t size) {
+        Entry x = base;
+        x.action = action_name;
+        x.size = size;
+        entry(s, sec, x);
+    };
+    switch (action) {
+    case format::BlockAction::Alloc:
+        *s.block_sizes.tryEmplace(e.address).first = e.size;
+        put("alloc", e.size);
+        break;
+    case format::BlockAction::FreeRequested:
+    case format::BlockAction::FreeCompleted: {
+        const uint64_t* size = s.block_sizes.find(e.address);
+        const uint64_t bytes = size ? *size : e.size;
+        const bool completed = action == format::BlockAction::FreeCompleted;
+        if (completed && size) {
+            s.block_sizes.erase(e.address);
+        }
+        put(completed ? "free_completed" : "free_requested", bytes);
+        break;
+    }
+    case format::BlockAction::SegmentAlloc:
+        if (const uint64_t* size = s.whole.find(e.address)) {
+            // Written already as a block of its own (another event came between): that block
+            // ends here and the segment stays.
+            put("free_requested", *size);
+            put("free_completed", *size);
+            s.whole.erase(e.address);
+            *s.allocator_segments.tryEmplace(e.address).first = 1;
+            break;
+        }
+        put("segment_alloc", e.size);
+        break;
+    case format::BlockAction::SegmentFree:
+        put("segment_free", e.size);
+        break;
+    case format::BlockAction::SegmentMap:
+        put("segment_map", e.size);
+        break;
+    case format::BlockAction::SegmentUnmap:
+        put("segment_unmap", e.size);
+        break;
+    case format::BlockAction::Oom: {
+        Entry x = base;
+        x.action = "oom";
+        x.address = e.device_free;
+        x.device_free = e.device_free;
+        entry(s, sec, x);
+        break;
+    }
+    }
 }
 
 void MemoryVizWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd how,
@@ -221,19 +345,31 @@ void MemoryVizWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd
         return;
     }
     Snapshot& s = snapshot(l.charge.process);
+    flushPending(s);
     uint64_t stream = 0;
     if (const uint64_t* found = s.streams.find(l.address)) {
         stream = *found;
         s.streams.erase(l.address);
     }
+    s.whole.erase(l.address);
+    const bool allocator_segment = s.allocator_segments.erase(l.address);
     const uint64_t size = l.charge.bytes;
     if (how == LifetimeEnd::ProcessEnd) {
-        s.held_at_end.push_back({l.charge.device, l.address, size, stream, l.charge.stack});
+        s.held_at_end.push_back(
+            {l.charge.device, l.address, size, stream, l.charge.stack, allocator_segment});
         return;
     }
     // The free's own stack, as torch records it; none for an end nobody called.
     const uint32_t stack = cause && how != LifetimeEnd::Replaced ? cause->stack_id : 0;
     Section& sec = section(s, l.charge.device);
+    if (allocator_segment) {
+        // Freed: the allocator's segment_free came before its cudaFree. Released by a reset
+        // or replaced, it ends here, with no block of its own to end.
+        if (how != LifetimeEnd::Freed) {
+            entry(s, sec, Entry{"segment_free", l.address, size, stream, time_ns, stack, {}});
+        }
+        return;
+    }
     entry(s, sec, Entry{"free_requested", l.address, size, stream, time_ns, stack, {}});
     entry(s, sec, Entry{"free_completed", l.address, size, stream, time_ns, stack, {}});
     entry(s, sec, Entry{"segment_free", l.address, size, stream, time_ns, stack, {}});
@@ -244,17 +380,29 @@ void MemoryVizWriter::segments(Snapshot& s, PickleWriter& pickle) {
     pickle.emptyList();
     PickleBatch list(pickle, PickleBatch::Of::List);
     const int sec = kSegmentsSection;
-    for (const Snapshot::Held& h : s.held_at_end) {
+    for (const Held& h : s.held_at_end) {
         list.item();
         pickle.emptyDict();
         pickle.mark();
+        const std::vector<BlockTracker::BlockView> blocks =
+            heldBlocks(*analysis_.processes()[s.process], h);
+        uint64_t allocated = 0, active = 0, requested = 0;
+        for (const BlockTracker::BlockView& b : blocks) {
+            allocated += b.allocated ? b.bytes : 0;
+            active += b.bytes;
+            requested += b.allocated ? b.requested : 0;
+        }
         string(s, pickle, sec, "device");
         pickle.integer(h.device);
         string(s, pickle, sec, "address");
         pickle.unsignedInteger(h.address);
-        for (const char* key : {"total_size", "allocated_size", "active_size", "requested_size"}) {
+        string(s, pickle, sec, "total_size");
+        pickle.unsignedInteger(h.size);
+        for (auto [key, value] :
+             {std::pair{"allocated_size", allocated}, std::pair{"active_size", active},
+              std::pair{"requested_size", requested}}) {
             string(s, pickle, sec, key);
-            pickle.unsignedInteger(h.size);
+            pickle.unsignedInteger(value);
         }
         string(s, pickle, sec, "stream");
         pickle.unsignedInteger(h.stream);
@@ -271,21 +419,43 @@ void MemoryVizWriter::segments(Snapshot& s, PickleWriter& pickle) {
         frames(s, pickle, sec, h.stack);
         string(s, pickle, sec, "blocks");
         pickle.emptyList();
-        pickle.mark();
-        pickle.emptyDict();
-        pickle.mark();
-        string(s, pickle, sec, "address");
-        pickle.unsignedInteger(h.address);
-        string(s, pickle, sec, "size");
-        pickle.unsignedInteger(h.size);
-        string(s, pickle, sec, "requested_size");
-        pickle.unsignedInteger(h.size);
-        string(s, pickle, sec, "state");
-        string(s, pickle, sec, "active_allocated");
-        string(s, pickle, sec, "frames");
-        frames(s, pickle, sec, h.stack);
-        pickle.setItems();
-        pickle.appends();
+        PickleBatch items(pickle, PickleBatch::Of::List);
+        // The blocks in address order, the free space between them as inactive blocks (as
+        // torch lists a segment: every byte of it in one block).
+        uint64_t at = h.address;
+        auto put = [&](uint64_t address, uint64_t size, uint64_t asked, const char* state,
+                       std::optional<uint32_t> stack) {
+            items.item();
+            pickle.emptyDict();
+            pickle.mark();
+            string(s, pickle, sec, "address");
+            pickle.unsignedInteger(address);
+            string(s, pickle, sec, "size");
+            pickle.unsignedInteger(size);
+            string(s, pickle, sec, "requested_size");
+            pickle.unsignedInteger(asked);
+            string(s, pickle, sec, "state");
+            string(s, pickle, sec, state);
+            string(s, pickle, sec, "frames");
+            if (stack) {
+                frames(s, pickle, sec, *stack);
+            } else {
+                pickle.emptyList();
+            }
+            pickle.setItems();
+        };
+        for (const BlockTracker::BlockView& b : blocks) {
+            if (b.address > at) {
+                put(at, b.address - at, 0, "inactive", std::nullopt);
+            }
+            put(b.address, b.bytes, b.requested,
+                b.allocated ? "active_allocated" : "active_pending_free", b.stack);
+            at = b.address + b.bytes;
+        }
+        if (at < h.address + h.size) {
+            put(at, h.address + h.size - at, 0, "inactive", std::nullopt);
+        }
+        items.end();
         pickle.setItems();
     }
     list.end();
@@ -294,6 +464,7 @@ void MemoryVizWriter::segments(Snapshot& s, PickleWriter& pickle) {
 void MemoryVizWriter::finish(const Report*) {
     for (auto& sp : snapshots_) {
         Snapshot& s = *sp;
+        flushPending(s);
         s.sections.at(0)->items->end();
         const int last = s.sections.rbegin()->first;
         for (int device = 1; device <= last; ++device) {

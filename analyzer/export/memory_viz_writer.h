@@ -8,6 +8,14 @@
 // process ends is the snapshot's `segments`. Pinned host memory, CUDA arrays and VMM
 // handles have no device address of their own and are left out (docs/export.md).
 //
+// Where the recorder attached to PyTorch's caching allocator (its block events, Op::Block),
+// the snapshot is the allocator's own, as torch.cuda.memory._snapshot() writes it: its
+// segment_alloc/segment_free, and the tensors' alloc, free_requested and free_completed
+// inside them, with the stacks that made them. The cudaMalloc that made a segment is then
+// not a block of its own: every allocation is held back one event, until the next says
+// whether it was the allocator's segment_alloc. Segments held at the end list their blocks, with
+// the free space between them as inactive blocks.
+//
 // device_traces is a list per GPU ordinal, but the trace interleaves GPUs: the events of
 // GPU 0 go straight to the file, those of other GPUs to a scratch file each, appended in
 // ordinal order at the end. Memory: the live allocations (their streams) and the memo
@@ -61,6 +69,8 @@ class MemoryVizWriter final : public ExportWriter {
     void string(Snapshot& s, PickleWriter& pickle, int section, const char* literal);
     void frames(Snapshot& s, PickleWriter& pickle, int section, uint32_t stack);
     void segments(Snapshot& s, PickleWriter& pickle);
+    void block(Snapshot& s, const format::Event& e);
+    void flushPending(Snapshot& s);
 
     const Analysis& analysis_;
     std::string scratch_directory_;

@@ -14,26 +14,16 @@ import argparse
 import collections
 import json
 import os
-import pickle
-import pickletools
 import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from e2e_case import Skip, expect, fail, run_case  # noqa: E402
+from memory_viz_snapshot import load_snapshot  # noqa: E402
 
 ARGS = None
 
-# The opcodes the JavaScript unpickler of PyTorch's memory viewer (MemoryViz.js, behind
-# pytorch.org/memory_viz) implements; anything else makes it throw "UNKNOWN OPCODE".
-VIEWER_OPCODES = {
-    "PROTO", "APPEND", "APPENDS", "LIST", "TUPLE", "NEWFALSE", "NEWTRUE", "NONE", "BINGET",
-    "BININT", "BININT1", "BININT2", "EMPTY_DICT", "EMPTY_LIST", "FRAME", "LONG1",
-    "LONG_BINGET", "MARK", "MEMOIZE", "BINPUT", "LONG_BINPUT", "SETITEMS", "SETITEM", "DICT",
-    "SHORT_BINUNICODE", "BINUNICODE", "STOP", "EMPTY_TUPLE", "TUPLE1", "TUPLE2", "TUPLE3",
-    "BINFLOAT",
-}
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom"}
 SAMPLES = ["leak_loop", "stream_pool", "fragmentation", "oom", "vmm"]
 
@@ -95,14 +85,6 @@ def summed(rows, key):
 
 
 # ----- memory-viz ------------------------------------------------------------------------
-
-def load_snapshot(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    ops = {op.name for op, _, _ in pickletools.genops(data)}
-    expect(ops <= VIEWER_OPCODES, "opcodes the memory viewer cannot read: %s" % (ops - VIEWER_OPCODES))
-    return pickle.loads(data)
-
 
 def check_snapshot_shape(snapshot):
     expect(isinstance(snapshot, dict), "a snapshot is a dict")

@@ -23,6 +23,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import e2e_case  # noqa: E402
 from e2e_case import Skip, expect, run_case  # noqa: E402
+from memory_viz_snapshot import load_snapshot  # noqa: E402
 
 ARGS = None
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
@@ -344,6 +345,77 @@ def test_builtin_suppressions():
            listed.count("\n# ") >= 5, "the list:\n" + listed)
     table = gmt("report", "--print-caching-allocators")
     expect("CuPy memory pool: *SingleDeviceMemoryPool*" in table, "the table:\n" + table)
+
+
+def replay_blocks(trace_entries):
+    """Replays a GPU's entries as PyTorch's viewer does, checking that blocks live inside
+    live segments and segments end empty; returns (most bytes allocated at once, most
+    reserved at once, block allocs)."""
+    segments, blocks, allocated, reserved, allocs = {}, {}, 0, 0, 0
+    for e in trace_entries:
+        action, addr, size = e["action"], e["addr"], e["size"]
+        if action == "segment_alloc":
+            expect(addr not in segments, f"segment_alloc of a live segment: {e}")
+            segments[addr] = size
+        elif action == "segment_free":
+            expect(segments.pop(addr, None) == size, f"segment_free of no such segment: {e}")
+            expect(not any(addr <= b < addr + size for b in blocks),
+                   f"a segment freed with blocks in it: {e}")
+        elif action == "alloc":
+            expect(addr not in blocks, f"alloc of a live block: {e}")
+            expect(any(s <= addr and addr + size <= s + n for s, n in segments.items()),
+                   f"a block outside every live segment: {e}")
+            blocks[addr] = size
+            allocs += 1
+        elif action == "free_completed":
+            expect(blocks.pop(addr, None) == size, f"free_completed of no such block: {e}")
+        allocated = max(allocated, sum(blocks.values()))
+        reserved = max(reserved, sum(segments.values()))
+    return allocated, reserved, allocs
+
+
+def test_memory_viz():
+    """`export --format memory-viz` of a PyTorch program is the allocator's own snapshot:
+    its segments, the tensors' blocks inside them with their Python lines, and at the end
+    each segment's blocks and free space, as PyTorch's memory_stats() counts them."""
+    stats, trace = torch_like("planted_kept")
+    out = os.path.join(ARGS.workdir, "snapshot.pickle")
+    gmt("export", "--format", "memory-viz", "-o", out, trace)
+    snap = load_snapshot(out)
+    entries = snap["device_traces"][0]
+    allocated, reserved, allocs = replay_blocks(entries)
+    events = [r for r in dump(trace) if r["record"] == "event"]
+    block_allocs = [e for e in events if e["event"] == "block" and e["api"] == "alloc"]
+    # One alloc entry per tensor: the cudaMalloc that took a segment is not a block.
+    expect(allocs == len(block_allocs) > 0, f"{allocs} alloc entries, {len(block_allocs)} tensors")
+    expect(reserved == stats["end"]["max_reserved"],
+           f"most reserved at once {reserved}, max_memory_reserved {stats['end']['max_reserved']}")
+    # torch's alloc entries carry what the tensor asked for, never more than its block: the
+    # most at once is at least what was asked at the allocated peak, at most that peak.
+    expect(stats["at_peak"]["requested"] <= allocated <= stats["end"]["max_allocated"],
+           f"most asked for at once {allocated}; {stats}")
+    lines = [f["line"] for e in entries if e["action"] == "alloc" for f in e["frames"]
+             if f["filename"].endswith("torch_like.py")]
+    expect(marker_lines("torch_like.py")["planted"] in lines, "the planted line in the frames")
+    # The end: each segment with its blocks and free space, as memory_stats() says.
+    segments = snap["segments"]
+    end = stats["end"]
+    figures = {key: sum(s[key] for s in segments) for key in
+               ("total_size", "allocated_size", "requested_size", "active_size")}
+    expect(figures == {"total_size": end["reserved"], "allocated_size": end["allocated"],
+                       "requested_size": end["requested"], "active_size": end["active"]},
+           f"segments at the end {figures}, memory_stats {end}")
+    for s in segments:
+        expect(sum(b["size"] for b in s["blocks"]) == s["total_size"] and
+               [b["address"] for b in s["blocks"]] == sorted(b["address"] for b in s["blocks"])
+               and s["blocks"][0]["address"] == s["address"],
+               f"a segment's blocks cover it in address order: {s}")
+    split = [b for s in segments if any(b["state"] != "inactive" for b in s["blocks"])
+             for b in s["blocks"] if b["state"] == "inactive"]
+    expect((len(split), sum(b["size"] for b in split)) ==
+           (end["inactive_split"], end["inactive_split_bytes"]),
+           f"inactive split blocks {len(split)} / {sum(b['size'] for b in split)} B, "
+           f"memory_stats {end}")
 
 
 def main():
