@@ -121,6 +121,16 @@ uint64_t AllocatorRules::segmentSize(uint64_t rounded) {
     return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
 }
 
+bool AllocatorRules::smallPool(uint64_t segment_bytes, bool expandable, uint64_t block_bytes) {
+    if (!expandable) {
+        return segment_bytes <= kSmallBuffer;
+    }
+    if (block_bytes != 0) {
+        return block_bytes <= kSmallSize;
+    }
+    return segment_bytes % kLargeBuffer != 0;
+}
+
 bool AllocatorRules::splits(uint64_t free_bytes, uint64_t rounded, bool expandable_segment) const {
     if (free_bytes < rounded) {
         return false;

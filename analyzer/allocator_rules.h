@@ -33,6 +33,11 @@ struct AllocatorRules {
     uint64_t roundSize(uint64_t requested) const;
     // The size of a new segment for a rounded size (get_allocation_size).
     static uint64_t segmentSize(uint64_t rounded);
+    // Whether a segment is the small pool's (blocks of at most kSmallSize). A segment of its
+    // own is kSmallBuffer bytes; an expandable one maps pages of kSmallBuffer, the large
+    // pool's of kLargeBuffer, so one of its blocks says which (`block_bytes`, 0 for none),
+    // and else its size.
+    static bool smallPool(uint64_t segment_bytes, bool expandable, uint64_t block_bytes);
     // Whether a free block of `free_bytes` is split to serve `rounded` bytes (should_split):
     // the block handed out is `rounded` bytes if so, the whole free block if not.
     bool splits(uint64_t free_bytes, uint64_t rounded, bool expandable_segment) const;

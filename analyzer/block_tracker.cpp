@@ -282,6 +282,16 @@ std::vector<BlockTracker::BlockView> BlockTracker::blocksIn(int device, uint64_t
     return out;
 }
 
+std::vector<BlockTracker::SegmentView> BlockTracker::segments(int device) const {
+    std::vector<SegmentView> out;
+    if (const auto d = devices_.find(device); d != devices_.end()) {
+        for (const auto& [address, seg] : d->second.segments) {
+            out.push_back({address, seg.end - address, seg.stream, seg.expandable});
+        }
+    }
+    return out;
+}
+
 std::vector<int> BlockTracker::devices() const {
     std::vector<int> out;
     for (const auto& [device, d] : devices_) {

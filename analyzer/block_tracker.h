@@ -106,6 +106,14 @@ class BlockTracker {
     // The blocks inside [address, address + bytes) of a device's segments, in address order
     // (the export's snapshot lists a segment's blocks with them).
     std::vector<BlockView> blocksIn(int device, uint64_t address, uint64_t bytes) const;
+    // A segment now: one cudaMalloc, or one contiguous mapped range of an expandable segment.
+    struct SegmentView {
+        uint64_t address = 0;
+        uint64_t bytes = 0;
+        uint64_t stream = 0;
+        bool expandable = false;
+    };
+    std::vector<SegmentView> segments(int device) const;
 
     struct DeviceTotals {
         uint64_t reserved = 0;

@@ -1,5 +1,6 @@
 #include "memory_viz_writer.h"
 
+#include "allocator_rules.h"
 #include "cuda_errors.h"
 #include "frame_text.h"
 #include "text_safety.h"
@@ -45,6 +46,7 @@ struct Held {
     uint64_t stream;
     uint32_t stack;
     bool allocator_segment; // its blocks are the caching allocator's (block_tracker.h)
+    bool expandable = false;
     bool operator<(const Held& o) const {
         return device != o.device ? device < o.device : address < o.address;
     }
@@ -376,6 +378,19 @@ void MemoryVizWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd
 }
 
 void MemoryVizWriter::segments(Snapshot& s, PickleWriter& pickle) {
+    // Expandable segments are ranges mapped into one reservation (VMM handles, which have
+    // no device address of their own here): the allocator's view has them, one segment per
+    // contiguous mapped range, as PyTorch lists them.
+    if (const ProcessData& p = *analysis_.processes()[s.process]; p.blocks) {
+        for (int device : p.blocks->devices()) {
+            for (const BlockTracker::SegmentView& seg : p.blocks->segments(device)) {
+                if (seg.expandable) {
+                    s.held_at_end.push_back(
+                        {device, seg.address, seg.bytes, seg.stream, 0, true, true});
+                }
+            }
+        }
+    }
     std::sort(s.held_at_end.begin(), s.held_at_end.end());
     pickle.emptyList();
     PickleBatch list(pickle, PickleBatch::Of::List);
@@ -406,15 +421,23 @@ void MemoryVizWriter::segments(Snapshot& s, PickleWriter& pickle) {
         }
         string(s, pickle, sec, "stream");
         pickle.unsignedInteger(h.stream);
-        // torch's line between its small (<= 1 MiB) and large pools.
         string(s, pickle, sec, "segment_type");
-        string(s, pickle, sec, h.size <= (1u << 20) ? "small" : "large");
+        // An allocation of its own is on torch's side of its line between small (at most
+        // 1 MiB) and large requests.
+        const auto first_block =
+            std::find_if(blocks.begin(), blocks.end(), [](const auto& b) { return b.allocated; });
+        const bool small =
+            h.allocator_segment
+                ? AllocatorRules::smallPool(h.size, h.expandable,
+                                            first_block == blocks.end() ? 0 : first_block->bytes)
+                : h.size <= AllocatorRules::kSmallSize;
+        string(s, pickle, sec, small ? "small" : "large");
         string(s, pickle, sec, "segment_pool_id");
         pickle.integer(0);
         pickle.integer(0);
         pickle.tuple2();
         string(s, pickle, sec, "is_expandable");
-        pickle.boolean(false);
+        pickle.boolean(h.expandable);
         string(s, pickle, sec, "frames");
         frames(s, pickle, sec, h.stack);
         string(s, pickle, sec, "blocks");

@@ -93,6 +93,13 @@ TEST_CASE("PyTorch's rounding and splitting rules, and the settings that change 
     CHECK(r.expandable_segments);
     CHECK(r.max_split_size == 128u << 20);
     CHECK(r.splits(26 << 20, 25 << 20, false)); // expandable_segments: every block splits
+    // Which pool a segment is: by its size, or for an expandable one by a block in it.
+    CHECK(AllocatorRules::smallPool(2 << 20, false, 0));
+    CHECK_FALSE(AllocatorRules::smallPool(20 << 20, false, 512));
+    CHECK(AllocatorRules::smallPool(8 << 20, true, 4096));
+    CHECK_FALSE(AllocatorRules::smallPool(8 << 20, true, 2 << 20));
+    CHECK(AllocatorRules::smallPool(8 << 20, true, 0));
+    CHECK_FALSE(AllocatorRules::smallPool(40 << 20, true, 0));
     r = AllocatorRules::parse("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:16\n");
     CHECK_FALSE(r.splits(40 << 20, 16 << 20, false)); // at max_split_size: never split
     CHECK(r.splits(40 << 20, 8 << 20, false));
@@ -287,6 +294,36 @@ TEST_CASE("expandable segments: mapped ranges join, blocks span them, unmapping 
     CHECK(c.fragmentation[0].segment_count == 1);        // the two pages are one range
     CHECK(c.fragmentation[0].inactive_split_bytes == 0); // PyTorch does not count them there
     CHECK(c.fragmentation[0].free_bytes == (10u << 20) - 1024);
+}
+
+TEST_CASE("the segments and blocks views lists: one entry per contiguous mapped range") {
+    analyzer::LiveAccounting accounting(16);
+    analyzer::BlockTracker t(0, accounting);
+    t.setRules(AllocatorRules::parse("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"));
+    for (const tf::Event& e :
+         {block(1, BlockAction::SegmentMap, S, 20u << 20),
+          block(2, BlockAction::SegmentMap, S + (20u << 20), 20u << 20, 0),
+          block(3, BlockAction::SegmentMap, S + (60u << 20), 20u << 20, 0), // after a hole
+          block(4, BlockAction::Alloc, S + (20u << 20), 1000, 0, 6),
+          block(5, BlockAction::Alloc, S + (60u << 20), 4096, 0, 7),
+          block(6, BlockAction::FreeRequested, S + (60u << 20), 4096)}) {
+        t.onEvent(e, analyzer::kNoPhase);
+    }
+    const auto segments = t.segments(0);
+    REQUIRE(segments.size() == 2);
+    CHECK((segments[0].address == S && segments[0].bytes == 40u << 20 && segments[0].expandable));
+    CHECK((segments[1].address == S + (60u << 20) && segments[1].bytes == 20u << 20));
+    const auto blocks = t.blocksIn(0, S, 40u << 20);
+    REQUIRE(blocks.size() == 1);
+    CHECK(blocks[0].address == S + (20u << 20));
+    CHECK(blocks[0].bytes == 1024); // PyTorch's 512-byte rounding
+    CHECK(blocks[0].requested == 1000);
+    CHECK(blocks[0].stack == 6);
+    CHECK(blocks[0].allocated);
+    const auto pending = t.blocksIn(0, S + (60u << 20), 20u << 20);
+    REQUIRE(pending.size() == 1);
+    CHECK_FALSE(pending[0].allocated); // freed, waiting for its streams
+    CHECK(t.segments(1).empty());
 }
 
 TEST_CASE("an OOM with enough free inside the segments is fragmentation; the hints say why") {

@@ -406,6 +406,9 @@ def test_memory_viz():
                        "requested_size": end["requested"], "active_size": end["active"]},
            f"segments at the end {figures}, memory_stats {end}")
     for s in segments:
+        expect(s["segment_type"] == ("small" if s["total_size"] == 2 * MiB else "large"),
+               f"the small pool's segments are its 2 MiB ones: {s['total_size']} "
+               f"{s['segment_type']}")
         expect(sum(b["size"] for b in s["blocks"]) == s["total_size"] and
                [b["address"] for b in s["blocks"]] == sorted(b["address"] for b in s["blocks"])
                and s["blocks"][0]["address"] == s["address"],
