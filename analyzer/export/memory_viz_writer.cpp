@@ -83,8 +83,13 @@ struct MemoryVizWriter::Snapshot {
     // Keyed by the literal's address: every string interned here is one of this file's
     // literals, so the same address is the same text.
     FlatMap<Memo> strings;
-    FlatMap<Memo> frames;      // by stack id
-    FlatMap<uint64_t> streams; // live allocation -> its stream
+    FlatMap<Memo> frames; // by stack id
+    // A live allocation: its stream, and its size as its block of its own was written.
+    struct Live {
+        uint64_t stream;
+        uint64_t size;
+    };
+    FlatMap<Live> live;
     std::vector<Held> held_at_end;
 
     // The device allocation of the last event, not written yet: the next event says whether
@@ -98,10 +103,6 @@ struct MemoryVizWriter::Snapshot {
         uint32_t stack;
     };
     std::optional<Pending> pending;
-    // Live allocations written as a block of their own, by address (size): a segment_alloc
-    // that comes later (another event came between, or the recorder attached after the
-    // allocator took the segment) ends that block and keeps the segment.
-    FlatMap<uint64_t> whole;
     // Allocations that are the allocator's segments: their ends are its segment_free.
     FlatMap<uint8_t> allocator_segments;
     // The allocator's blocks not yet free for reuse: the size their alloc entry gave.
@@ -251,7 +252,7 @@ void MemoryVizWriter::began(const LifetimeInfo& l, const format::Event& e) {
     }
     Snapshot& s = snapshot(l.charge.process);
     flushPending(s);
-    *s.streams.tryEmplace(l.address).first = e.stream;
+    *s.live.tryEmplace(l.address).first = Snapshot::Live{e.stream, l.charge.bytes};
     s.pending = Snapshot::Pending{l.charge.device, l.address, l.charge.bytes,
                                   e.stream,        e.time_ns, e.stack_id};
 }
@@ -266,9 +267,6 @@ void MemoryVizWriter::flushPending(Snapshot& s) {
     Section& sec = section(s, p.device);
     entry(s, sec, Entry{"segment_alloc", p.address, p.size, p.stream, p.time_ns, p.stack, {}});
     entry(s, sec, Entry{"alloc", p.address, p.size, p.stream, p.time_ns, p.stack, {}});
-    // Also before the recorder attached: the allocator may have taken a segment then, and
-    // its segment_alloc comes when it attaches.
-    *s.whole.tryEmplace(p.address).first = p.size;
 }
 
 // A caching allocator's block event is an entry of torch's own trace, action for action
@@ -310,12 +308,13 @@ void MemoryVizWriter::block(Snapshot& s, const format::Event& e) {
         break;
     }
     case format::BlockAction::SegmentAlloc:
-        if (const uint64_t* size = s.whole.find(e.address)) {
-            // Written already as a block of its own (another event came between): that block
-            // ends here and the segment stays.
-            put("free_requested", *size);
-            put("free_completed", *size);
-            s.whole.erase(e.address);
+        if (const Snapshot::Live* live = s.live.find(e.address);
+            live && !s.allocator_segments.find(e.address)) {
+            // Written already as a block of its own (another event came between, or the
+            // recorder attached after the allocator took the segment): that block ends here
+            // and the segment stays.
+            put("free_requested", live->size);
+            put("free_completed", live->size);
             *s.allocator_segments.tryEmplace(e.address).first = 1;
             break;
         }
@@ -349,11 +348,10 @@ void MemoryVizWriter::ended(const LifetimeInfo& l, uint64_t time_ns, LifetimeEnd
     Snapshot& s = snapshot(l.charge.process);
     flushPending(s);
     uint64_t stream = 0;
-    if (const uint64_t* found = s.streams.find(l.address)) {
-        stream = *found;
-        s.streams.erase(l.address);
+    if (const Snapshot::Live* found = s.live.find(l.address)) {
+        stream = found->stream;
+        s.live.erase(l.address);
     }
-    s.whole.erase(l.address);
     const bool allocator_segment = s.allocator_segments.erase(l.address);
     const uint64_t size = l.charge.bytes;
     if (how == LifetimeEnd::ProcessEnd) {

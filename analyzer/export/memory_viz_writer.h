@@ -18,7 +18,7 @@
 //
 // device_traces is a list per GPU ordinal, but the trace interleaves GPUs: the events of
 // GPU 0 go straight to the file, those of other GPUs to a scratch file each, appended in
-// ordinal order at the end. Memory: the live allocations (their streams) and the memo
+// ordinal order at the end. Memory: the live allocations (stream, size) and the memo
 // tables (strings and frame lists, per GPU).
 #pragma once
 
