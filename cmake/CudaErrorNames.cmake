@@ -1,4 +1,4 @@
-# Generates the table of CUDA error names the analyzer prints (analyzer/cuda_errors.cpp)
+# Generates the table of CUDA error names the analyzer prints (analyzer/base/cuda_errors.cpp)
 # from the toolkit's own headers, so every code a CUDA version defines has its name:
 # every enumerator of `enum cudaError` (driver_types.h) and of `CUresult` (cuda.h).
 #

@@ -30,7 +30,7 @@ done
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 gmt_install_deps
-gmt_install_npm analyzer/html # uPlot, compiled into the HTML report
+gmt_install_npm analyzer/views/html # uPlot, compiled into the HTML report
 gmt_configure_and_build "$build" -DGPUMEMTRACE_BUILD_TESTS=OFF \
     -DGPUMEMTRACE_BUILD_BENCHMARKS=OFF -DGPUMEMTRACE_BUILD_CUDASIM="$with_cudasim"
 cmake --install "$build" --prefix "$prefix" >/dev/null

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 gmt_install_deps "${GMT_TEST_PACKAGES[@]}"
-gmt_install_npm analyzer/html tests/browser tests/export tests/cli/sarif
+gmt_install_npm analyzer/views/html tests/browser tests/export tests/cli/sarif
 # The HTML report and its browser tests are part of the suite: missing npm packages fail
 # the configure step rather than leave those tests out.
 gmt_configure_and_build build -DGPUMEMTRACE_HTML_REQUIRED=ON

@@ -1,6 +1,6 @@
 // What every subcommand shares: --version, one-line usage errors, an example in each
 // --help. Applied after all commands are registered so it covers them all.
-#include "commands.h"
+#include "cli/commands.h"
 
 #include <new>
 

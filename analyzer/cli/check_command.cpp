@@ -1,25 +1,25 @@
 // `gpumemtrace check TRACE...`: the CI gate. Each trace (one process) or saved JSON report
 // is measured against the limits; exit 0 when all hold, 1 when one is exceeded, 2 for
 // unusable input.
-#include "commands.h"
+#include "cli/commands.h"
 
-#include "builtin_suppressions.h"
-#include "check_gate.h"
-#include "check_json.h"
-#include "count_option.h"
-#include "github_annotations.h"
-#include "junit_writer.h"
-#include "leak_gate.h"
-#include "output_file.h"
-#include "rank_table.h"
-#include "report_input.h"
-#include "sarif_writer.h"
-#include "size_parse.h"
-#include "source_paths.h"
-#include "suppressions.h"
-#include "terminal_style.h"
-#include "text_report.h"
-#include "text_safety.h"
+#include "base/size_parse.h"
+#include "base/text_safety.h"
+#include "check/builtin_suppressions.h"
+#include "check/check_json.h"
+#include "check/github_annotations.h"
+#include "check/junit_writer.h"
+#include "check/leak_gate.h"
+#include "check/sarif_writer.h"
+#include "check/source_paths.h"
+#include "check/suppressions.h"
+#include "cli/check_gate.h"
+#include "cli/count_option.h"
+#include "cli/output_file.h"
+#include "cli/report_input.h"
+#include "cli/terminal_style.h"
+#include "report/rank_table.h"
+#include "views/text_report.h"
 
 #include <algorithm>
 #include <iostream>

@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "framework_options.h"
-#include "styled_text.h"
+#include "cli/framework_options.h"
+#include "views/styled_text.h"
 
 #include <cstdint>
 #include <optional>

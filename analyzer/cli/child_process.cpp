@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "cli/child_process.h"
 
 #include <cerrno>
 #include <csignal>

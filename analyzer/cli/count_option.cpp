@@ -1,4 +1,4 @@
-#include "count_option.h"
+#include "cli/count_option.h"
 
 #include <charconv>
 #include <string>

@@ -1,15 +1,15 @@
 // `gpumemtrace diff BASE NEW`: a memory-regression gate between two runs. Inputs are
 // traces or JSON reports; exit 1 when a growth limit is exceeded, 2 for bad input.
-#include "commands.h"
+#include "cli/commands.h"
 
-#include "count_option.h"
-#include "diff_json.h"
-#include "output_file.h"
-#include "report_diff.h"
-#include "report_input.h"
-#include "size_parse.h"
-#include "terminal_style.h"
-#include "text_safety.h"
+#include "base/size_parse.h"
+#include "base/text_safety.h"
+#include "cli/count_option.h"
+#include "cli/output_file.h"
+#include "cli/report_input.h"
+#include "cli/terminal_style.h"
+#include "diff/diff_json.h"
+#include "diff/report_diff.h"
 
 #include <iostream>
 #include <map>

@@ -1,11 +1,11 @@
 // `gpumemtrace dump TRACE`: the trace as JSON lines, one record per line, in file order
 // (log frames, then records recovered from the ring, marked "recovered": true).
-#include "commands.h"
+#include "cli/commands.h"
 
-#include "output_file.h"
-#include "record_json.h"
-#include "trace_error.h"
-#include "trace_reader.h"
+#include "cli/output_file.h"
+#include "read/record_json.h"
+#include "read/trace_error.h"
+#include "read/trace_reader.h"
 
 #include <iostream>
 #include <memory>

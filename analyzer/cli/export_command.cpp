@@ -1,12 +1,12 @@
 // `gpumemtrace export --format FORMAT [-o OUT] TRACE...`: traces into the formats of
 // familiar viewers (analyzer/export/exporter.h; docs/export.md). Several traces are one
 // process each.
-#include "commands.h"
+#include "cli/commands.h"
 
+#include "base/text_safety.h"
 #include "export/exporter.h"
 #include "export/output_file.h"
-#include "text_safety.h"
-#include "trace_error.h"
+#include "read/trace_error.h"
 
 #include <iostream>
 #include <map>

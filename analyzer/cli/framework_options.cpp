@@ -1,7 +1,7 @@
-#include "framework_options.h"
+#include "cli/framework_options.h"
 
-#include "builtin_suppressions.h"
-#include "report_input.h"
+#include "check/builtin_suppressions.h"
+#include "cli/report_input.h"
 
 #include <algorithm>
 #include <map>

@@ -7,8 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "caching_allocators.h"
-#include "report.h"
+#include "analysis/caching/caching_allocators.h"
+#include "model/report.h"
+#include "report/report_builder.h"
 
 #include <memory>
 #include <ostream>

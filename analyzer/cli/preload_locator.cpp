@@ -1,4 +1,4 @@
-#include "preload_locator.h"
+#include "cli/preload_locator.h"
 
 #include <climits>
 #include <sys/stat.h>

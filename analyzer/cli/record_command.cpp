@@ -1,20 +1,20 @@
 // `gpumemtrace record [OPTIONS] -- CMD [ARGS...]`: runs CMD with libgpumemtrace.so
 // preloaded, exits with CMD's status, and says which traces the run produced.
-#include "commands.h"
+#include "cli/commands.h"
 
-#include "check_gate.h"
-#include "child_process.h"
-#include "framework_options.h"
-#include "html_report.h"
-#include "preload_locator.h"
-#include "python_status_text.h"
-#include "report_input.h"
-#include "size_parse.h"
-#include "suppressions.h"
-#include "terminal_style.h"
-#include "text_safety.h"
-#include "trace_discovery.h"
-#include "trace_report.h"
+#include "base/size_parse.h"
+#include "base/text_safety.h"
+#include "check/suppressions.h"
+#include "cli/check_gate.h"
+#include "cli/child_process.h"
+#include "cli/framework_options.h"
+#include "cli/preload_locator.h"
+#include "cli/report_input.h"
+#include "cli/terminal_style.h"
+#include "cli/trace_discovery.h"
+#include "report/trace_report.h"
+#include "views/html_report.h"
+#include "views/python_status_text.h"
 
 #include <climits>
 #include <cstdlib>

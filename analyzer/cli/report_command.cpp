@@ -1,21 +1,21 @@
 // `gpumemtrace report TRACE...`: the analysis report as text (the default, on a terminal
 // or not), JSON (docs/report.schema.json) or a self-contained HTML page
 // (docs/html-report.md). Several traces (one per process) give one report.
-#include "commands.h"
+#include "cli/commands.h"
 
-#include "count_option.h"
-#include "framework_options.h"
-#include "html_report.h"
-#include "output_file.h"
-#include "report.h"
-#include "report_input.h"
-#include "report_json.h"
-#include "terminal_style.h"
-#include "text_report.h"
-#include "text_safety.h"
-#include "timeline.h"
-#include "trace_error.h"
-#include "trace_report.h"
+#include "analysis/timeline.h"
+#include "base/text_safety.h"
+#include "cli/count_option.h"
+#include "cli/framework_options.h"
+#include "cli/output_file.h"
+#include "cli/report_input.h"
+#include "cli/terminal_style.h"
+#include "model/report.h"
+#include "read/trace_error.h"
+#include "report/report_json.h"
+#include "report/trace_report.h"
+#include "views/html_report.h"
+#include "views/text_report.h"
 
 #include <iostream>
 #include <memory>

@@ -1,10 +1,10 @@
-#include "report_input.h"
+#include "cli/report_input.h"
 
-#include "framework_options.h"
-#include "regular_file.h"
-#include "report_json.h"
-#include "trace_error.h"
-#include "trace_report.h"
+#include "base/regular_file.h"
+#include "cli/framework_options.h"
+#include "read/trace_error.h"
+#include "report/report_json.h"
+#include "report/trace_report.h"
 
 #include <algorithm>
 #include <atomic>

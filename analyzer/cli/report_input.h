@@ -3,7 +3,8 @@
 // back strictly. Every problem becomes one InputError line naming the file, exit status 2.
 #pragma once
 
-#include "report.h"
+#include "model/report.h"
+#include "report/report_builder.h"
 
 #include <functional>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "terminal_style.h"
+#include "cli/terminal_style.h"
 
 #include <charconv>
 #include <cstdlib>

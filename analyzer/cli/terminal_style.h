@@ -5,7 +5,7 @@
 // same lines; a regular file or no terminal at all gets whole lines.
 #pragma once
 
-#include "styled_text.h"
+#include "views/styled_text.h"
 
 namespace gmt::cli {
 

@@ -1,4 +1,4 @@
-#include "trace_discovery.h"
+#include "cli/trace_discovery.h"
 
 #include <climits>
 #include <glob.h>

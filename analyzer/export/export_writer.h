@@ -5,9 +5,9 @@
 // output is written as it comes; nothing grows with the trace's length.
 #pragma once
 
-#include "lifetimes.h"
-#include "record.h"
-#include "report.h"
+#include "analysis/lifetimes.h"
+#include "model/report.h"
+#include "read/record.h"
 
 #include <cstdint>
 

@@ -1,11 +1,12 @@
-#include "exporter.h"
+#include "export/exporter.h"
 
-#include "memory_viz_writer.h"
-#include "ndjson_writer.h"
-#include "text_safety.h"
-#include "trace_analysis.h"
-#include "trace_event_writer.h"
-#include "trace_reader.h"
+#include "analysis/trace_analysis.h"
+#include "base/text_safety.h"
+#include "export/memory_viz_writer.h"
+#include "export/ndjson_writer.h"
+#include "export/trace_event_writer.h"
+#include "read/trace_reader.h"
+#include "report/report_builder.h"
 
 #include <filesystem>
 #include <limits>

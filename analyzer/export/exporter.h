@@ -6,7 +6,7 @@
 // describes each format and how to open it.
 #pragma once
 
-#include "folded_writer.h"
+#include "export/folded_writer.h"
 
 #include <string>
 #include <vector>

@@ -1,8 +1,8 @@
-#include "folded_writer.h"
+#include "export/folded_writer.h"
 
-#include "frame_text.h"
-#include "json_text.h"
-#include "text_safety.h"
+#include "base/text_safety.h"
+#include "export/json_text.h"
+#include "views/frame_text.h"
 
 namespace gmt::analyzer {
 

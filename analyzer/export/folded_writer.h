@@ -12,10 +12,10 @@
 // unless full_stacks); with several processes each line starts with its process.
 #pragma once
 
-#include "analysis.h"
-#include "export_writer.h"
-#include "output_file.h"
-#include "stack_cache.h"
+#include "analysis/analysis.h"
+#include "export/export_writer.h"
+#include "export/output_file.h"
+#include "export/stack_cache.h"
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
-#include "json_text.h"
+#include "export/json_text.h"
 
-#include "text_safety.h"
+#include "base/text_safety.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "memory_viz_writer.h"
+#include "export/memory_viz_writer.h"
 
-#include "allocator_rules.h"
-#include "cuda_errors.h"
-#include "frame_text.h"
-#include "text_safety.h"
+#include "analysis/caching/allocator_rules.h"
+#include "base/cuda_errors.h"
+#include "base/text_safety.h"
+#include "views/frame_text.h"
 
 #include <algorithm>
 #include <climits>

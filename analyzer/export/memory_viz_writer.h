@@ -22,12 +22,12 @@
 // tables (strings and frame lists, per GPU).
 #pragma once
 
-#include "analysis.h"
-#include "export_writer.h"
-#include "flat_map.h"
-#include "output_file.h"
-#include "pickle_writer.h"
-#include "stack_cache.h"
+#include "analysis/analysis.h"
+#include "base/flat_map.h"
+#include "export/export_writer.h"
+#include "export/output_file.h"
+#include "export/pickle_writer.h"
+#include "export/stack_cache.h"
 
 #include <map>
 #include <memory>

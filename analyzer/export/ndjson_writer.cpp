@@ -1,7 +1,7 @@
-#include "ndjson_writer.h"
+#include "export/ndjson_writer.h"
 
-#include "frame_text.h"
-#include "stack_symbolizer.h"
+#include "report/stack_symbolizer.h"
+#include "views/frame_text.h"
 
 #include <algorithm>
 

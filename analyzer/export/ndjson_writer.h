@@ -15,11 +15,11 @@
 // allocations and the symbolized stacks of one process at a time.
 #pragma once
 
-#include "analysis.h"
-#include "export_writer.h"
-#include "flat_map.h"
-#include "json_text.h"
-#include "output_file.h"
+#include "analysis/analysis.h"
+#include "base/flat_map.h"
+#include "export/export_writer.h"
+#include "export/json_text.h"
+#include "export/output_file.h"
 
 #include <memory>
 #include <optional>

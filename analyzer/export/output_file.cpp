@@ -1,6 +1,6 @@
-#include "output_file.h"
+#include "export/output_file.h"
 
-#include "text_safety.h"
+#include "base/text_safety.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "pickle_writer.h"
+#include "export/pickle_writer.h"
 
 namespace gmt::analyzer {
 

@@ -1,4 +1,4 @@
-#include "stack_cache.h"
+#include "export/stack_cache.h"
 
 namespace gmt::analyzer {
 

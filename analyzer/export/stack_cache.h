@@ -4,9 +4,9 @@
 // runs in bounded memory (past the bound the cache starts over).
 #pragma once
 
-#include "analysis.h"
-#include "report.h"
-#include "stack_symbolizer.h"
+#include "analysis/analysis.h"
+#include "model/report.h"
+#include "report/stack_symbolizer.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,10 +1,10 @@
-#include "trace_event_writer.h"
+#include "export/trace_event_writer.h"
 
-#include "cuda_errors.h"
-#include "flat_map.h"
-#include "frame_text.h"
-#include "human_bytes.h"
-#include "json_text.h"
+#include "base/cuda_errors.h"
+#include "base/flat_map.h"
+#include "base/human_bytes.h"
+#include "export/json_text.h"
+#include "views/frame_text.h"
 
 #include <algorithm>
 

@@ -20,10 +20,10 @@
 // in time order; the viewers sort them.
 #pragma once
 
-#include "analysis.h"
-#include "export_writer.h"
-#include "output_file.h"
-#include "stack_cache.h"
+#include "analysis/analysis.h"
+#include "export/export_writer.h"
+#include "export/output_file.h"
+#include "export/stack_cache.h"
 
 #include <map>
 #include <memory>

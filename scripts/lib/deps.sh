@@ -35,7 +35,7 @@ gmt_install_deps() {
 }
 
 # The npm packages, at the exact versions their package-lock.json files pin: uPlot, which
-# the build compiles into the HTML report (analyzer/html); puppeteer-core, which drives
+# the build compiles into the HTML report (analyzer/views/html); puppeteer-core, which drives
 # Debian's chromium in the browser tests (tests/browser; it never downloads a browser);
 # DuckDB's node binding, speedscope and playwright-core, which the export tests read their
 # output with (tests/export); and @microsoft/jest-sarif, for the SARIF 2.1.0 schema its

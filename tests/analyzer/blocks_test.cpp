@@ -3,8 +3,8 @@
 // them the exact sequence PyTorch 2.11 produced on an H200, with the statistics it reported.
 #include "report_fixture.h"
 
-#include "allocator_rules.h"
-#include "report_json.h"
+#include "analysis/caching/allocator_rules.h"
+#include "report/report_json.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>

@@ -1,9 +1,9 @@
 // The CLI: dump lines, report formats, exit statuses, and every report validated against
 // docs/report.schema.json.
+#include "base/text_safety.h"
+#include "report/report_json.h"
 #include "report_fixture.h"
-#include "report_json.h"
 #include "support/run_command.h"
-#include "text_safety.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Error names come from the toolkit's headers at build time: every cudaError_t and
 // CUresult has its name, with the value the compiler gives it.
-#include "cuda_errors.h"
+#include "base/cuda_errors.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,9 +3,9 @@
 // their order, and stops where the valid log ends, as one reading alone would. Every case
 // runs with no worker (the reader decodes every batch), one, and three; traces span many
 // batches, with frames larger than a batch among them.
-#include "decode_pool.h"
+#include "read/decode_pool.h"
+#include "read/trace_reader.h"
 #include "report_fixture.h"
-#include "trace_reader.h"
 
 #include <catch2/catch.hpp>
 

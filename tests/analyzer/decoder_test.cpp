@@ -2,8 +2,8 @@
 // through the analyzer's record decoder) against a plain field-by-field walk of the same
 // coding: same status, same event, same coder state, on well-formed records and on
 // arbitrary bytes.
-#include "flat_map.h"
-#include "record_decoder.h"
+#include "base/flat_map.h"
+#include "read/record_decoder.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,11 +1,11 @@
 // The detail the HTML report needs (report.h ReportDetail): by-kind timelines, sampled
 // moments, bytes allocated by stack, address layouts and the stack table; their JSON
 // (docs/report.schema.json) read back; and the page html_report.cpp makes of them.
-#include "html_report.h"
+#include "analysis/timeline.h"
+#include "report/report_json.h"
 #include "report_fixture.h"
-#include "report_json.h"
 #include "support/json_schema.h"
-#include "timeline.h"
+#include "views/html_report.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // of the addresses as they were first stored, the oldest forgotten (from the map) once more
 // than the capacity were stored. Keeping the last one aside must change nothing a caller
 // sees.
-#include "freed_addresses.h"
+#include "analysis/freed_addresses.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
-// Growth across iterations (analyzer/growth_analysis.h): the training-like loop that keeps
+// Growth across iterations (analyzer/analysis/growth_analysis.h): the training-like loop that keeps
 // one 1 MiB buffer per step is found, with the right rate, first iteration and stack, from
 // phase marks, from nested phases (NVTX ranges) and from the allocation pattern alone; a
 // constant working set and a warm-up are not.
+#include "report/report_json.h"
 #include "report_fixture.h"
-#include "report_json.h"
 #include "support/json_schema.h"
 
 #include <fstream>

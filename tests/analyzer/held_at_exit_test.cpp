@@ -3,8 +3,8 @@
 // allocators by their allocation stacks, and what the report makes of it.
 #include "report_fixture.h"
 
-#include "caching_allocators.h"
-#include "report_json.h"
+#include "analysis/caching/caching_allocators.h"
+#include "report/report_json.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>

@@ -1,7 +1,7 @@
 // The lifetime observer export streams from: every counted allocation begins once and ends
 // once, told how and by which event, in the order the analysis applies the events.
-#include "lifetimes.h"
-#include "live_accounting.h"
+#include "analysis/lifetimes.h"
+#include "analysis/live_accounting.h"
 
 #include <support/trace_builder.h>
 

@@ -1,8 +1,8 @@
 // Honest when events are missing: a ring that does not join the log (a cut trace, a full
 // disk) or drop mode loses events, and the report says how many and where, and marks the
 // leaks and errors those events could explain as uncertain instead of inventing them.
+#include "report/report_json.h"
 #include "report_fixture.h"
-#include "report_json.h"
 #include "support/run_command.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // Phases marked with gpumemtrace_mark_phase(): per phase name, allocations made, frees,
 // the process's peak while it was current and the bytes it leaked.
+#include "report/report_json.h"
 #include "report_fixture.h"
-#include "report_json.h"
 #include "support/json_schema.h"
 
 #include <fstream>

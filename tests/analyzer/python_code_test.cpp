@@ -2,7 +2,7 @@
 // (against a real interpreter's own co_lines(): the configured one's format, and 3.10's
 // also against tables built by its documented rules), the merge of Python frames into
 // native stacks, and the records that carry them through the trace format.
-#include "python_code.h"
+#include "read/python_code.h"
 #include "subprocess.h"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
-// The per-rank table's outlier rule (analyzer/rank_table.h): the rank above the others
+// The per-rank table's outlier rule (analyzer/report/rank_table.h): the rank above the others
 // stands out; ranks that are alike, or differ evenly, do not.
-#include "rank_table.h"
+#include "report/rank_table.h"
 
 #include <catch2/catch.hpp>
 

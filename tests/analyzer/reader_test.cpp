@@ -1,8 +1,8 @@
 // The reader: record order, delta state across frames, forward compatibility, torn and
 // corrupt logs, ring recovery, and unusable files.
+#include "read/trace_error.h"
+#include "read/trace_reader.h"
 #include "report_fixture.h"
-#include "trace_error.h"
-#include "trace_reader.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,13 +1,13 @@
 // Shared by the analyzer tests: build a trace, analyse it, look at the report.
 #pragma once
 
-#include "record_json.h"
-#include "report.h"
+#include "analysis/trace_analysis.h"
+#include "model/report.h"
+#include "read/record_json.h"
+#include "report/trace_report.h"
 #include "support/json_schema.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
-#include "trace_analysis.h"
-#include "trace_report.h"
 
 #include <fstream>
 

@@ -1,7 +1,7 @@
 // Symbolization through the report: a stack into this very test binary comes out with
 // the function's name (DWARF build) or as module + offset (fallback, --no-symbols).
 #include "report_fixture.h"
-#include "symbolizer.h"
+#include "symbols/symbolizer.h"
 
 #include <catch2/catch.hpp>
 

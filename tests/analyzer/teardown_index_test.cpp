@@ -2,7 +2,7 @@
 // frees, context creations, context destroys and device resets, where after every event
 // the live set Lifetimes keeps must equal that of a model applying docs/analysis.md's
 // teardown rule by walking every live allocation (what Lifetimes did before the index).
-#include "lifetimes.h"
+#include "analysis/lifetimes.h"
 #include "support/trace_builder.h"
 
 #include <catch2/catch.hpp>

@@ -1,10 +1,10 @@
 // The pieces every text output shares: frames, stacks, durations, escaping, fitting a
 // line to a width.
-#include "frame_text.h"
-#include "human_time.h"
-#include "report_json.h"
-#include "styled_text.h"
-#include "text_safety.h"
+#include "base/human_time.h"
+#include "base/text_safety.h"
+#include "report/report_json.h"
+#include "views/frame_text.h"
+#include "views/styled_text.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Timeline downsampling: bounded points, each bucket's maximum kept.
+#include "analysis/timeline.h"
 #include "report_fixture.h"
-#include "timeline.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // Physical VMM handles counted as the driver counts them: references (create, import,
 // retain add one; release drops one) and mappings; imported memory belongs to the exporting
 // process. Hand-built event sequences, read through the analysis itself (not the report).
+#include "analysis/trace_analysis.h"
 #include "report_fixture.h"
-#include "trace_analysis.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,20 +3,21 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
-#include "cli/builtin_suppressions.h"
+#include "base/size_parse.h"
+#include "check/builtin_suppressions.h"
+#include "check/github_annotations.h"
+#include "check/junit_writer.h"
+#include "check/leak_gate.h"
+#include "check/source_paths.h"
+#include "check/suppressions.h"
 #include "cli/framework_options.h"
-#include "cli/github_annotations.h"
-#include "cli/junit_writer.h"
-#include "cli/leak_gate.h"
 #include "cli/preload_locator.h"
-#include "cli/report_diff.h"
 #include "cli/report_input.h"
-#include "cli/size_parse.h"
-#include "cli/source_paths.h"
-#include "cli/suppressions.h"
 #include "cli/trace_discovery.h"
-#include "frame_text.h"
+#include "diff/report_diff.h"
+#include "report/report_builder.h"
 #include "support/temp_dir.h"
+#include "views/frame_text.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,8 +1,8 @@
 // The DWARF symbolizer against this very process: the probes report addresses whose
 // function, file and line are known, and the module map comes from dl_iterate_phdr
 // exactly as the recorder builds it.
-#include "symbolize/build_id.h"
-#include "symbolize/dwarf_symbolizer.h"
+#include "symbols/dwarf/build_id.h"
+#include "symbols/dwarf/dwarf_symbolizer.h"
 
 #include "self_modules.h"
 #include "symtest_lib.h"

@@ -1,4 +1,4 @@
-#include "module_index.h"
+#include "symbols/module_index.h"
 
 #include <catch2/catch.hpp>
 

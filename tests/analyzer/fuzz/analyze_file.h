@@ -6,12 +6,12 @@
 // those).
 #pragma once
 
-#include "record_json.h"
-#include "report_json.h"
-#include "text_report.h"
-#include "trace_error.h"
-#include "trace_reader.h"
-#include "trace_report.h"
+#include "read/record_json.h"
+#include "read/trace_error.h"
+#include "read/trace_reader.h"
+#include "report/report_json.h"
+#include "report/trace_report.h"
+#include "views/text_report.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // What caching allocators and CUDA libraries hold at exit, by design, beside one real leak:
 // functions named as the caching allocators' own (the ones the built-in table of
-// analyzer/caching_allocators.cpp recognises) and a cuBLAS-like library allocate and keep
-// their memory; leaky_helper() forgets its buffer. `check` must fail for that one only.
+// analyzer/analysis/caching/caching_allocators.cpp recognises) and a cuBLAS-like library allocate
+// and keep their memory; leaky_helper() forgets its buffer. `check` must fail for that one only.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>

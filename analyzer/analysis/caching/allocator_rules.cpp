@@ -1,0 +1,145 @@
+#include "analysis/caching/allocator_rules.h"
+
+#include <bit>
+#include <charconv>
+
+namespace gmt::analyzer {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+bool number(std::string_view s, uint64_t& out) {
+    s = trim(s);
+    return !s.empty() &&
+           std::from_chars(s.data(), s.data() + s.size(), out).ptr == s.data() + s.size();
+}
+
+// One "key:value" of the comma-separated list. Settings that do not change block sizes
+// (backend, garbage_collection_threshold, pinned_*, ...) are skipped.
+void apply(AllocatorRules& r, std::string_view key, std::string_view value) {
+    auto unknown = [&] {
+        if (r.exact) {
+            r.exact = false;
+            r.not_understood = std::string(key) + ":" + std::string(value);
+        }
+    };
+    if (key == "max_split_size_mb") {
+        uint64_t mb = 0;
+        if (number(value, mb) && mb > 0 && mb < (UINT64_MAX >> 20)) {
+            r.max_split_size = mb << 20;
+        } else {
+            unknown();
+        }
+    } else if (key == "expandable_segments") {
+        if (value == "True" || value == "true") {
+            r.expandable_segments = true;
+        } else if (value != "False" && value != "false") {
+            unknown();
+        }
+    } else if (key == "roundup_power2_divisions") {
+        uint64_t n = 0;
+        if (number(value, n) && (n == 0 || std::has_single_bit(n))) {
+            r.roundup_divisions = n;
+        } else {
+            unknown(); // the per-size list form: sizes are estimates
+        }
+    }
+}
+
+} // namespace
+
+AllocatorRules AllocatorRules::parse(std::string_view environment) {
+    AllocatorRules r;
+    while (!environment.empty()) {
+        const size_t eol = environment.find('\n');
+        std::string_view line = environment.substr(0, eol);
+        environment =
+            eol == std::string_view::npos ? std::string_view() : environment.substr(eol + 1);
+        const size_t equals = line.find('=');
+        if (equals == std::string_view::npos) {
+            continue;
+        }
+        std::string_view list = line.substr(equals + 1);
+        // A list value ("[256:1,512:2]") holds commas: split outside brackets only.
+        int depth = 0;
+        size_t start = 0;
+        for (size_t i = 0; i <= list.size(); ++i) {
+            if (i < list.size() && list[i] == '[') {
+                ++depth;
+            } else if (i < list.size() && list[i] == ']') {
+                --depth;
+            } else if (i == list.size() || (list[i] == ',' && depth == 0)) {
+                const std::string_view item = trim(list.substr(start, i - start));
+                const size_t colon = item.find(':');
+                if (colon != std::string_view::npos) {
+                    apply(r, trim(item.substr(0, colon)), trim(item.substr(colon + 1)));
+                }
+                start = i + 1;
+            }
+        }
+    }
+    return r;
+}
+
+uint64_t AllocatorRules::roundSize(uint64_t size) const {
+    if (size < kMinBlockSize) {
+        return kMinBlockSize;
+    }
+    const uint64_t d = roundup_divisions;
+    if (d > 1 && size > kMinBlockSize * d) {
+        // The next of `d` equal steps between the powers of two around size.
+        if (std::has_single_bit(size)) {
+            return size;
+        }
+        const uint64_t floor = std::bit_floor(size);
+        const uint64_t step = floor / d;
+        if (step == 0) {
+            return floor << 1;
+        }
+        const uint64_t rounded = size & ~(step - 1);
+        return rounded == size ? size : rounded + step;
+    }
+    return kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+uint64_t AllocatorRules::segmentSize(uint64_t rounded) {
+    if (rounded <= kSmallSize) {
+        return kSmallBuffer;
+    }
+    if (rounded < kMinLargeAlloc) {
+        return kLargeBuffer;
+    }
+    return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+}
+
+bool AllocatorRules::smallPool(uint64_t segment_bytes, bool expandable, uint64_t block_bytes) {
+    if (!expandable) {
+        return segment_bytes <= kSmallBuffer;
+    }
+    if (block_bytes != 0) {
+        return block_bytes <= kSmallSize;
+    }
+    return segment_bytes % kLargeBuffer != 0;
+}
+
+bool AllocatorRules::splits(uint64_t free_bytes, uint64_t rounded, bool expandable_segment) const {
+    if (free_bytes < rounded) {
+        return false;
+    }
+    const uint64_t remaining = free_bytes - rounded;
+    if (rounded <= kSmallSize || expandable_segments || expandable_segment) {
+        return remaining >= kMinBlockSize;
+    }
+    return rounded < max_split_size && remaining > kSmallSize;
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,56 @@
+#include "analysis/freed_addresses.h"
+
+namespace gmt::analyzer {
+
+void FreedAddresses::store() {
+    if (pending_) {
+        pending_ = false;
+        *map_.tryEmplace(pending_address_).first = pending_value_;
+    }
+}
+
+void FreedAddresses::erase(uint64_t address) {
+    if (pending_ && pending_address_ == address) {
+        pending_ = false;
+    } else {
+        map_.erase(address);
+    }
+}
+
+void FreedAddresses::remember(uint64_t address, const Freed& f) {
+    if (pending_ && pending_address_ == address) {
+        pending_value_ = f; // remembered again: no new place in the FIFO
+        return;
+    }
+    store();
+    if (Freed* known = map_.find(address)) {
+        *known = f;
+        return;
+    }
+    pending_ = true;
+    pending_address_ = address;
+    pending_value_ = f;
+    // As a FIFO: push the address; past capacity_ entries, forget the oldest.
+    const size_t slots = capacity_ + 1;
+    auto slot = [this](size_t i) -> uint64_t& { return order_[i / kChunk][i % kChunk]; };
+    if (count_ < slots) {
+        if (count_ % kChunk == 0) {
+            order_.emplace_back(new uint64_t[kChunk]);
+        }
+        slot(count_++) = address;
+        if (count_ == slots) {
+            erase(slot(0));
+            head_ = 1;
+        }
+    } else {
+        // Full: capacity_ entries from head_; the free slot is the one before it. Wrapped
+        // by comparison, not `%`: slots is no power of two, and a division per free was a
+        // measurable part of the per-event pass.
+        const size_t tail = head_ + capacity_;
+        slot(tail >= slots ? tail - slots : tail) = address;
+        erase(slot(head_));
+        head_ = head_ + 1 == slots ? 0 : head_ + 1;
+    }
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,71 @@
+// The addresses of allocations that ended, for telling a double free (or a free of what a
+// teardown released) from a free of an address never allocated. Bounded: as a FIFO of
+// kMaxRemembered addresses (by default), the oldest forgotten first — its address, even if
+// it was freed again since: that is the rule.
+//
+// A free followed by an allocation at the same address (what a program allocating in a
+// loop does) is the common case: the address freed last is kept aside and only stored
+// when something else comes first, so that the pair costs no insertion and erasure of
+// the map. Observably the same as storing it at once.
+#pragma once
+
+#include "base/flat_map.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gmt::analyzer {
+
+class FreedAddresses {
+  public:
+    static constexpr size_t kMaxRemembered = 1u << 20;
+
+    struct Freed {
+        uint32_t allocation_stack = 0;
+        format::Api api = format::Api::Unknown;
+        bool by_teardown = false;
+        uint32_t gaps = 0; // gaps in the trace before the free
+    };
+
+    explicit FreedAddresses(size_t capacity = kMaxRemembered) : capacity_(capacity) {}
+
+    // An allocation at `address` ended.
+    void remember(uint64_t address, const Freed& f);
+    // An allocation was made at `address`: a free there is no double free any more.
+    void forget(uint64_t address) {
+        if (pending_ && pending_address_ == address) {
+            pending_ = false;
+            return;
+        }
+        map_.erase(address);
+    }
+    const Freed* find(uint64_t address) const {
+        if (pending_ && pending_address_ == address) {
+            return &pending_value_;
+        }
+        return map_.find(address);
+    }
+
+  private:
+    void store();
+    void erase(uint64_t address);
+
+    FlatMap<Freed> map_;
+    // The last address remembered, not in map_ yet.
+    bool pending_ = false;
+    uint64_t pending_address_ = 0;
+    Freed pending_value_;
+    // Addresses in insertion order: a ring of capacity_ + 1 slots in fixed-size
+    // chunks, allocated as it fills (no copying, no doubling overshoot).
+    size_t capacity_;
+    static constexpr size_t kChunk = 4096;
+    std::vector<std::unique_ptr<uint64_t[]>> order_;
+    size_t count_ = 0; // slots filled, until the ring is full
+    size_t head_ = 0;
+};
+
+} // namespace gmt::analyzer

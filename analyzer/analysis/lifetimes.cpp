@@ -1,0 +1,688 @@
+#include "analysis/lifetimes.h"
+
+#include <algorithm>
+
+namespace gmt::analyzer {
+
+using format::Api;
+using format::Event;
+using format::Kind;
+using format::Op;
+
+std::string_view lifetimeEndName(LifetimeEnd how) {
+    switch (how) {
+    case LifetimeEnd::Freed:
+        return "freed";
+    case LifetimeEnd::Teardown:
+        return "teardown";
+    case LifetimeEnd::Replaced:
+        return "replaced";
+    case LifetimeEnd::ProcessEnd:
+        return "process_end";
+    }
+    return "freed";
+}
+
+namespace {
+
+// Which allocation families a call belongs to; a free must match its allocation's.
+enum class Family { Unknown, DevicePointer, HostAlloc, HostRegister, Array, MipmappedArray };
+
+Family allocFamily(Api api, Kind kind) {
+    switch (api) {
+    case Api::cudaMallocHost:
+    case Api::cudaHostAlloc:
+    case Api::cuMemAllocHost_v2:
+    case Api::cuMemHostAlloc:
+        return Family::HostAlloc;
+    case Api::cudaHostRegister:
+    case Api::cuMemHostRegister_v2:
+        return Family::HostRegister;
+    case Api::cudaMallocArray:
+    case Api::cudaMalloc3DArray:
+    case Api::cuArrayCreate_v2:
+    case Api::cuArray3DCreate_v2:
+        return Family::Array;
+    case Api::cudaMallocMipmappedArray:
+    case Api::cuMipmappedArrayCreate:
+        return Family::MipmappedArray;
+    default:
+        break;
+    }
+    switch (kind) {
+    case Kind::HostPinned:
+        return Family::HostAlloc;
+    case Kind::Array:
+        return Family::Array;
+    case Kind::None:
+        return Family::Unknown;
+    default:
+        return Family::DevicePointer;
+    }
+}
+
+Family freeFamily(Api api) {
+    switch (api) {
+    case Api::cudaFree:
+    case Api::cuMemFree_v2:
+    case Api::cudaFreeAsync:
+    case Api::cudaFreeAsync_ptsz:
+    case Api::cuMemFreeAsync:
+    case Api::cuMemFreeAsync_ptsz:
+        return Family::DevicePointer;
+    case Api::cudaFreeHost:
+    case Api::cuMemFreeHost:
+        return Family::HostAlloc;
+    case Api::cudaHostUnregister:
+    case Api::cuMemHostUnregister:
+        return Family::HostRegister;
+    case Api::cudaFreeArray:
+    case Api::cuArrayDestroy:
+        return Family::Array;
+    case Api::cudaFreeMipmappedArray:
+    case Api::cuMipmappedArrayDestroy:
+        return Family::MipmappedArray;
+    default:
+        return Family::Unknown;
+    }
+}
+
+bool isArrayFamily(Family f) {
+    return f == Family::Array || f == Family::MipmappedArray;
+}
+
+} // namespace
+
+Lifetimes::Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_errors)
+    : process_(process), accounting_(accounting), max_errors_(max_errors) {}
+
+Charge Lifetimes::charge(const PhysicalHandle& h) const {
+    return Charge{process_, h.stack, h.device, Kind::Vmm, !h.host_located, h.size, h.site};
+}
+
+uint64_t& Lifetimes::liveOnSlow(int device) {
+    live_device_ = device;
+    live_device_bytes_ = &live_by_device_[device];
+    return *live_device_bytes_;
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::pointersUpperBound(uint64_t address) {
+    if (hint_version_ == pointers_version_) {
+        // Nothing changed since the last erasure, whose successor is hint_: it is the
+        // upper bound of any address between its predecessor's key and its own.
+        auto h = hint_;
+        if ((h == pointers_.end() || h->first > address) &&
+            (h == pointers_.begin() || std::prev(h)->first <= address)) {
+            return h;
+        }
+    }
+    return pointers_.upper_bound(address);
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hint,
+                                                         const Allocation& a) {
+    PointerMap::iterator it;
+    if (!spare_nodes_.empty()) {
+        PointerMap::node_type node = std::move(spare_nodes_.back());
+        spare_nodes_.pop_back();
+        node.key() = a.address;
+        node.mapped() = a;
+        it = pointers_.insert(hint, std::move(node));
+    } else {
+        it = pointers_.emplace_hint(hint, a.address, a);
+    }
+    teardown_.link(it->second);
+    pointer_index_[a.address] = it;
+    ++pointers_version_;
+    return it;
+}
+
+Lifetimes::PointerMap::iterator Lifetimes::erasePointer(PointerMap::iterator it) {
+    constexpr size_t kMaxSpareNodes = 1024;
+    auto next = std::next(it);
+    teardown_.unlink(it->second);
+    pointer_index_.erase(it->first);
+    if (spare_nodes_.size() < kMaxSpareNodes) {
+        spare_nodes_.push_back(pointers_.extract(it));
+    } else {
+        pointers_.erase(it);
+    }
+    hint_ = next;
+    hint_version_ = ++pointers_version_;
+    return next;
+}
+
+Lifetimes::PointerMap::iterator* Lifetimes::findPointer(uint64_t address) {
+    PointerMap::iterator* it = pointer_index_.find(address);
+    if (it && pending_free_ && *it == pending_free_it_) {
+        return nullptr; // freed: its node only waits to be reused or erased
+    }
+    return it;
+}
+
+uint64_t Lifetimes::liveDeviceBytes(int device) const {
+    auto it = live_by_device_.find(device);
+    return it == live_by_device_.end() ? 0 : it->second;
+}
+
+void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
+                      std::string detail, bool before_gap) {
+    const bool uncertain = before_gap || unlocated_loss_;
+    ++counters_.errors;
+    counters_.uncertain_errors += uncertain ? 1 : 0;
+    FreeError error{type,        e.api,     e.address, e.time_ns,         e.stack_id,
+                    alloc_stack, alloc_api, e.result,  std::move(detail), uncertain};
+    if (observer_) {
+        observer_->freeError(process_, error);
+    }
+    if (errors_.size() < max_errors_) {
+        errors_.push_back(std::move(error));
+    }
+}
+
+void Lifetimes::onGap() {
+    ++gaps_;
+}
+
+void Lifetimes::onUnlocatedLoss() {
+    if (unlocated_loss_) {
+        return;
+    }
+    unlocated_loss_ = true;
+    for (FreeError& e : errors_) {
+        e.uncertain = true;
+    }
+    counters_.uncertain_errors = counters_.errors;
+    for (auto& [key, g] : leaks_) {
+        g.uncertain_bytes = g.bytes;
+        g.uncertain_allocations = g.allocations;
+    }
+}
+
+void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain) {
+    LeakGroup& g = leaks_[key];
+    g.bytes += bytes;
+    g.allocations += 1;
+    if (uncertain || unlocated_loss_) {
+        g.uncertain_bytes += bytes;
+        g.uncertain_allocations += 1;
+    }
+    g.bytes_by_device[device] += bytes;
+}
+
+bool Lifetimes::onEvent(const Event& e) {
+    event_ = &e;
+    switch (e.op) {
+    case Op::Alloc:
+        if (e.result != 0) {
+            ++counters_.failed_allocations;
+            return true;
+        }
+        addAllocation(e);
+        return false;
+    case Op::Free:
+        onFree(e);
+        return false;
+    case Op::VmmReserve:
+        if (e.result == 0) {
+            reservations_[e.address] = Reservation{e.size, e.stack_id};
+        }
+        return false;
+    case Op::VmmAddressFree: {
+        if (e.result != 0) {
+            return false;
+        }
+        auto it = reservations_.find(e.address);
+        if (it == reservations_.end()) {
+            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+                  "cuMemAddressFree of an address range that was not reserved", gaps_ > 0);
+        } else {
+            reservations_.erase(it);
+        }
+        return false;
+    }
+    case Op::VmmCreate:
+        if (e.result != 0) {
+            if (e.flags & format::kFlagImported) {
+                return false; // a refused import allocates nothing
+            }
+            ++counters_.failed_allocations;
+            return true;
+        }
+        if (e.flags & format::kFlagImported) {
+            onVmmImport(e);
+        } else {
+            onVmmCreate(e);
+        }
+        return false;
+    case Op::VmmRetain:
+        return ifSucceeded(e, &Lifetimes::onVmmRetain);
+    case Op::VmmRelease:
+        return ifSucceeded(e, &Lifetimes::onVmmRelease);
+    case Op::VmmMap:
+        return ifSucceeded(e, &Lifetimes::onVmmMap);
+    case Op::VmmUnmap:
+        return ifSucceeded(e, &Lifetimes::onVmmUnmap);
+    case Op::Teardown:
+        if (e.result == 0) {
+            onTeardown(e);
+        }
+        return false;
+    case Op::CtxCreate:
+        if (e.result == 0 && e.context != 0) {
+            teardown_.onContextCreated(e.context);
+        }
+        return false;
+    case Op::PoolCreate:
+    case Op::PoolDestroy:
+    case Op::PoolTrim:
+        // Pool memory is counted per allocation, from request to free request; what the
+        // pool itself keeps reserved is the driver's business.
+        return false;
+    case Op::Block:
+        // A caching allocator's block: inside a segment this process already holds
+        // (Analysis hands these to its BlockTracker).
+        return false;
+    }
+    return false;
+}
+
+// Inserts `a` into pointers_, first ending (as implicit ends) the live allocations it
+// overlaps. Returns where the stored copy keeps its site index.
+uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
+    const uint64_t end = a.address + std::max<uint64_t>(a.extent, 1);
+    // Reuse of the node freed last, at the same address: the live set is the tree without
+    // that node, whose predecessor ends before this address (live pointers are disjoint),
+    // so only the next node can overlap; when it does not, this is exactly the insertion
+    // below with nothing to end.
+    if (pending_free_ && pending_free_it_->first == a.address) {
+        // The freed allocation's own range was clear of the next node (when its end did
+        // not wrap around): no need to find the next node when the new one is no longer.
+        const uint64_t freed_extent = pending_free_it_->second.extent;
+        const bool fits =
+            a.extent <= freed_extent && a.address + std::max<uint64_t>(freed_extent, 1) > a.address;
+        auto next = fits ? pointers_.end() : std::next(pending_free_it_);
+        if (fits || next == pointers_.end() || next->first >= end) {
+            pending_free_ = false;
+            pending_free_it_->second = a;
+            teardown_.link(pending_free_it_->second);
+            return &pending_free_it_->second.site;
+        }
+    }
+    settlePendingFreeNow();
+    // A live allocation overlapping the new one must have been freed unseen (dropped
+    // events): end it quietly rather than count it twice.
+    auto it = pointersUpperBound(a.address);
+    if (it != pointers_.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > a.address) {
+            it = prev;
+        }
+    }
+    while (it != pointers_.end() && it->first < end) {
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
+        if (it->second.kind != Kind::HostPinned) {
+            liveOn(it->second.device) -= it->second.size;
+        }
+        it = erasePointer(it);
+    }
+    // `it` is now the upper bound of a.address: every key before it is below.
+    return &insertPointer(it, a)->second.site;
+}
+
+void Lifetimes::addAllocation(const Event& e) {
+    if (e.address == 0) {
+        return; // a zero-byte request answered with NULL: nothing is held
+    }
+    Allocation a;
+    a.address = e.address;
+    a.size = e.size;
+    a.extent = std::max(e.size, e.actual_size);
+    a.context = e.context;
+    a.time_ns = e.time_ns;
+    a.stack = e.stack_id;
+    a.device = e.device;
+    a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
+    a.api = e.api;
+    a.phase = phase_;
+    a.gaps = gaps_;
+    ++counters_.allocations;
+    ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
+    teardown_.learnContext(e.context, e.device);
+    uint32_t* site = nullptr; // where the stored allocation keeps its site index
+    if (a.kind == Kind::Array) {
+        auto old = arrays_.find(a.address);
+        if (old != arrays_.end()) {
+            teardown_.unlink(old->second);
+            accounting_.settle();
+            ++counters_.implicit_ends;
+            accounting_.remove(charge(old->second), e.time_ns);
+            notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
+            liveOn(old->second.device) -= old->second.size;
+        }
+        Allocation& held = arrays_[a.address];
+        held = a;
+        teardown_.link(held);
+        site = &held.site;
+    } else {
+        site = placePointer(a, e.time_ns);
+    }
+    freed_.forget(a.address);
+    *site = accounting_.add(charge(a), e.time_ns);
+    if (a.kind != Kind::HostPinned) {
+        liveOn(a.device) += a.size;
+    }
+    if (observer_) {
+        a.site = *site;
+        observer_->began(lifetime(a), e);
+    }
+}
+
+void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
+    accounting_.remove(charge(a), time_ns);
+    notifyEnded(time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed, a);
+    if (a.kind != Kind::HostPinned) {
+        liveOn(a.device) -= a.size;
+    }
+    if (by_teardown) {
+        leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
+    }
+    freed_.remember(a.address, {a.stack, a.api, by_teardown, gaps_});
+}
+
+void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,
+                          uint64_t time_ns, LifetimeEnd how) {
+    if (it->second.counted()) {
+        accounting_.remove(charge(it->second), time_ns);
+        notifyEnded(time_ns, how, it->first, it->second);
+        if (!it->second.host_located) {
+            liveOn(it->second.device) -= it->second.size;
+        }
+    }
+    handles_.erase(it);
+}
+
+namespace {
+// A handle as the event that introduced it describes it. Only a created one knows its size.
+PhysicalHandle handleFrom(const Event& e, HandleOrigin origin, uint32_t references) {
+    PhysicalHandle h;
+    h.origin = origin;
+    h.size = origin == HandleOrigin::Created ? e.size : 0;
+    h.time_ns = e.time_ns;
+    h.stack = e.stack_id;
+    h.device = e.device;
+    h.host_located = (e.flags & format::kFlagHostLocated) != 0;
+    h.references = references;
+    h.api = e.api;
+    return h;
+}
+} // namespace
+
+void Lifetimes::onVmmCreate(const Event& e) {
+    auto old = handles_.find(e.handle);
+    if (old != handles_.end()) { // a value reused while we still hold it: lost release
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        endHandle(old, e.time_ns, LifetimeEnd::Replaced);
+    }
+    PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
+    h.phase = phase_;
+    h.gaps = gaps_;
+    PhysicalHandle& held = handles_[e.handle];
+    held = h;
+    held.site = accounting_.add(charge(h), e.time_ns);
+    if (!h.host_located) {
+        liveOn(h.device) += h.size;
+    }
+    if (observer_) {
+        observer_->began(lifetime(e.handle, held), e);
+    }
+    ++counters_.allocations;
+    ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
+}
+
+void Lifetimes::onVmmImport(const Event& e) {
+    ++counters_.imported_handles;
+    auto held = handles_.find(e.handle);
+    if (held != handles_.end()) {
+        // The same value while it is held is the same allocation (an import into the
+        // process that exported it may hand back its own handle): one more reference.
+        ++held->second.references;
+        return;
+    }
+    PhysicalHandle& h = handles_[e.handle];
+    h = handleFrom(e, HandleOrigin::Imported, 1);
+    h.gaps = gaps_;
+}
+
+PhysicalHandle& Lifetimes::unseenHandle(const Event& e) {
+    auto [it, inserted] = handles_.try_emplace(e.handle);
+    PhysicalHandle& h = it->second;
+    if (inserted) {
+        h = handleFrom(e, HandleOrigin::Unseen, 0);
+        h.gaps = gaps_;
+        h.device = -1; // a map or retain event says nothing of where the memory is
+        // Its mappings made before now (rare: only a handle from an unseen route has an
+        // entry created this late) still hold it.
+        for (const auto& [address, m] : mappings_) {
+            if (m.handle == e.handle) {
+                ++h.mappings;
+                h.size = std::max(h.size, m.size);
+            }
+        }
+    }
+    return h;
+}
+
+void Lifetimes::onVmmRetain(const Event& e) {
+    ++unseenHandle(e).references;
+}
+
+void Lifetimes::onVmmRelease(const Event& e) {
+    auto it = handles_.find(e.handle);
+    Event copy = e;
+    copy.address = e.handle;
+    if (it == handles_.end()) {
+        error(ErrorType::InvalidFree, copy, 0, Api::Unknown,
+              "cuMemRelease of a handle that is not held", gaps_ > 0);
+        return;
+    }
+    PhysicalHandle& h = it->second;
+    if (h.references == 0) {
+        // A handle whose first reference the trace did not see cannot be judged.
+        if (h.origin != HandleOrigin::Unseen) {
+            error(ErrorType::DoubleFree, copy, h.stack, h.api,
+                  "cuMemRelease of a handle with no reference left (released more often than "
+                  "created, imported and retained)",
+                  h.gaps < gaps_);
+        }
+        return;
+    }
+    if (--h.references == 0 && h.counted()) {
+        ++counters_.frees; // the program's last reference: the free of the allocation
+    }
+    if (!h.alive()) {
+        endHandle(it, e.time_ns);
+    }
+}
+
+void Lifetimes::onVmmMap(const Event& e) {
+    if (mappings_.contains(e.address)) {
+        // Mapped again where a mapping still is: its unmap was not recorded.
+        Event unmap = e;
+        unmap.size = 1;
+        accounting_.settle();
+        ++counters_.implicit_ends;
+        onVmmUnmap(unmap);
+    }
+    auto it = handles_.find(e.handle);
+    PhysicalHandle& h = it != handles_.end() ? it->second : unseenHandle(e);
+    ++h.mappings;
+    if (!h.counted()) {
+        // The importer is never told the size; what it maps is the part it uses.
+        h.size = std::max(h.size, e.offset + e.size);
+    }
+    mappings_[e.address] = Mapping{e.size, e.handle};
+}
+
+void Lifetimes::onVmmUnmap(const Event& e) {
+    auto first = mappings_.lower_bound(e.address);
+    auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
+    if (first == last) {
+        error(ErrorType::InvalidFree, e, 0, Api::Unknown, "cuMemUnmap of a range with no mapping",
+              gaps_ > 0);
+        return;
+    }
+    std::vector<uint64_t> to_end;
+    for (auto it = first; it != last; ++it) {
+        auto h = handles_.find(it->second.handle);
+        if (h != handles_.end() && h->second.mappings > 0 && --h->second.mappings == 0 &&
+            h->second.references == 0) {
+            to_end.push_back(it->second.handle);
+        }
+    }
+    mappings_.erase(first, last);
+    for (uint64_t handle : to_end) {
+        if (auto it = handles_.find(handle); it != handles_.end()) {
+            endHandle(it, e.time_ns);
+        }
+    }
+}
+
+void Lifetimes::onFree(const Event& e) {
+    if (e.address == 0) {
+        return; // freeing NULL is a no-op
+    }
+    const Family family = freeFamily(e.api);
+    const bool array_call =
+        isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
+    Allocation* found = nullptr;
+    PointerMap::iterator* found_pointer = nullptr;
+    bool in_arrays = false;
+    if (array_call) {
+        if (auto it = arrays_.find(e.address); it != arrays_.end()) {
+            found = &it->second;
+            in_arrays = true;
+        } else if (auto* p = findPointer(e.address)) {
+            found = &(*p)->second;
+            found_pointer = p;
+        }
+    } else {
+        if (auto* p = findPointer(e.address)) {
+            found = &(*p)->second;
+            found_pointer = p;
+        } else if (auto it = arrays_.find(e.address); it != arrays_.end()) {
+            found = &it->second;
+            in_arrays = true;
+        }
+    }
+
+    if (!found) {
+        const FreedAddresses::Freed* f = freed_.find(e.address);
+        if (!f) {
+            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+                  "free of an address that was never allocated", gaps_ > 0);
+        } else if (f->by_teardown) {
+            error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
+                  "free of an allocation that a device reset or context destroy already "
+                  "released",
+                  f->gaps < gaps_);
+        } else {
+            error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
+                  "free of an address that was already freed", f->gaps < gaps_);
+        }
+        return;
+    }
+
+    const Family alloc_family = allocFamily(found->api, found->kind);
+    if (family != Family::Unknown && alloc_family != Family::Unknown && family != alloc_family) {
+        error(ErrorType::MismatchedFree, e, found->stack, found->api,
+              std::string(format::apiName(e.api)) + " on memory from " +
+                  std::string(format::apiName(found->api)),
+              found->gaps < gaps_);
+    }
+    if (e.result != 0) {
+        return; // the driver refused: the allocation is still there
+    }
+    ++counters_.frees;
+    Allocation a = *found;
+    teardown_.unlink(*found);
+    if (in_arrays) {
+        arrays_.erase(a.address);
+    } else {
+        // Logically erased now; the node waits for a reuse (see settlePendingFree).
+        PointerMap::iterator node = *found_pointer; // before settling moves the index
+        settlePendingFreeNow();
+        pending_free_ = true;
+        pending_free_it_ = node;
+    }
+    endAllocation(a, e.time_ns, false);
+}
+
+void Lifetimes::onTeardown(const Event& e) {
+    ++counters_.teardowns;
+    settlePendingFreeNow();
+    // Ended in address order, pointers before arrays, whatever order the index keeps.
+    std::vector<Allocation> ended;
+    for (Allocation* a : teardown_.take(e)) {
+        ended.push_back(*a);
+    }
+    std::sort(ended.begin(), ended.end(), [](const Allocation& x, const Allocation& y) {
+        const bool xa = x.kind == Kind::Array, ya = y.kind == Kind::Array;
+        return xa != ya ? ya : x.address < y.address;
+    });
+    for (const Allocation& a : ended) {
+        if (a.kind == Kind::Array) {
+            arrays_.erase(a.address);
+        } else if (PointerMap::iterator* it = pointer_index_.find(a.address)) {
+            erasePointer(*it);
+        }
+    }
+    accounting_.beginRemovals();
+    for (const Allocation& a : ended) {
+        endAllocation(a, e.time_ns, true);
+    }
+    accounting_.endRemovals(e.time_ns);
+}
+
+void Lifetimes::releaseAll(uint64_t time_ns) {
+    event_ = nullptr;
+    settlePendingFreeNow();
+    accounting_.beginRemovals();
+    for (const auto& [address, a] : pointers_) {
+        accounting_.remove(charge(a), time_ns);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
+    }
+    for (const auto& [address, a] : arrays_) {
+        accounting_.remove(charge(a), time_ns);
+        notifyEnded(time_ns, LifetimeEnd::ProcessEnd, a);
+    }
+    for (const auto& [handle, h] : handles_) {
+        if (h.counted()) { // imported handles were never charged
+            accounting_.remove(charge(h), time_ns);
+            notifyEnded(time_ns, LifetimeEnd::ProcessEnd, handle, h);
+        }
+    }
+    accounting_.endRemovals(time_ns);
+}
+
+void Lifetimes::finish() {
+    settlePendingFreeNow();
+    for (const auto& [address, a] : pointers_) {
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
+    }
+    for (const auto& [address, a] : arrays_) {
+        leak(LeakKey{a.stack, a.kind, a.api, false, a.phase}, a.size, a.device, a.gaps < gaps_);
+    }
+    for (const auto& [handle, h] : handles_) {
+        if (h.counted()) {
+            leak(LeakKey{h.stack, Kind::Vmm, h.api, false, h.phase}, h.size,
+                 h.host_located ? -1 : h.device, h.gaps < gaps_);
+        }
+    }
+}
+
+} // namespace gmt::analyzer

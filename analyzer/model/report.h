@@ -1,0 +1,576 @@
+// The report: the typed result of an analysis, the one thing every view reads (the text
+// report, the JSON report, `check`, `diff`, `record`'s summary). A leaf: it names no
+// engine type, so views, saved reports and the gate compile without the analysis.
+// report/report_builder.h builds it from a finished Analysis; report/report_json.h writes
+// it as JSON and reads saved JSON back.
+// Every field here has a JSON field of the same name in docs/report.schema.json.
+#pragma once
+
+#include "model/error_type.h"
+#include "model/frame.h"
+#include "model/moment.h"
+
+#include <gpumemtrace/trace_format.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gmt::analyzer {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// One Phase record of a process (gpumemtrace.h, NVTX ranges), in time order.
+struct PhaseMarker {
+    uint64_t time_ns = 0;
+    std::string name; // the phase it began; for a pop, the one it ended ("" when none was open)
+    format::PhaseKind kind = format::PhaseKind::Mark;
+    uint64_t tid = 0; // the thread that wrote it (nesting is per thread)
+    // That phase's path, outermost first (ends with `name`; empty for a pop that ended
+    // nothing). Reports saved before nesting existed have [name].
+    std::vector<std::string> path;
+};
+
+// The CPython a process ran, as its trace's header and trailer say (docs/python.md).
+struct PythonRuntime {
+    std::string version; // "3.12.3"; empty when not known
+    // At the end of the trace when it has a trailer (a failed check shows only there).
+    format::PythonStatus status = format::PythonStatus::NotDetected;
+};
+
+// Where events are missing from a trace (docs/analysis.md, "Missing events").
+struct MissingRangeReport {
+    uint64_t first_position = 0;
+    uint64_t positions = 0;
+    uint64_t after_time_ns = 0;  // the latest event before the gap (0: none)
+    uint64_t before_time_ns = 0; // the event right after it (0: not an event)
+};
+
+struct MissingEventsReport {
+    uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
+    uint64_t missing_positions = 0; // over every gap
+    uint64_t gap_count = 0;
+    std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
+    bool unknown_tail = false;            // a damaged log with nothing after it
+};
+
+struct ProcessReport {
+    uint64_t pid = 0;
+    std::string command;
+    std::string trace_file;
+    bool complete = true;
+    uint64_t events = 0;
+    uint64_t dropped_events = 0;
+    uint64_t duration_ns = 0;
+    uint64_t ppid = 0;
+    std::string executable;
+    std::string host;
+    uint64_t start_mono_ns = 0;
+    uint64_t end_mono_ns = 0; // when its allocations ended: trailer, else its last event
+    uint64_t start_wall_ns = 0;
+    uint64_t driver_version = 0;
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t recovered_records = 0;
+    // The job rank from the launcher's environment; unset when not launched as a rank.
+    std::optional<int64_t> rank;
+    std::optional<int64_t> exit_signal; // died of this signal (the trace is still complete)
+    std::optional<std::string> incomplete_reason;
+    std::optional<uint64_t> valid_log_end_offset;
+    // The recorder could not write the trace and stopped tracing (its prologue says so).
+    bool log_failed = false;
+    // Calls that had not returned when the trace ended; their events are not in it.
+    std::optional<uint64_t> in_flight_calls;
+    std::vector<PhaseMarker> phases; // markers in time order (capped, see AnalysisOptions)
+    // Its own device-resident bytes at most (whatever other processes held then), in all
+    // and per device (ordinal, bytes), ordinals ascending. 0 / empty in older reports.
+    uint64_t peak_bytes = 0;
+    std::vector<std::pair<int64_t, uint64_t>> device_peaks;
+    // Unset when the trace saw no CPython (or an older tracer wrote it): then no stack of
+    // the process has Python frames, and nothing needs saying.
+    std::optional<PythonRuntime> python;
+    // Set when events are missing: its leak and error figures are then partly uncertain.
+    std::optional<MissingEventsReport> missing_events;
+};
+
+struct Summary {
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t leaked_allocations = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t peak_time_ns = 0;
+    uint64_t leak_groups = 0;
+    uint64_t teardown_released_bytes = 0;
+    // Of the errors and leaked bytes, those that missing events could explain.
+    uint64_t uncertain_errors = 0;
+    uint64_t uncertain_leaked_bytes = 0;
+    // Still live at the end but held by a caching allocator (Report::held_at_exit): not
+    // in the leaked figures.
+    uint64_t held_at_exit_bytes = 0;
+    uint64_t held_at_exit_allocations = 0;
+};
+
+struct KindReport {
+    format::Kind kind = format::Kind::Device;
+    uint64_t allocations = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t leaked_allocations = 0;
+};
+
+struct DeviceReport {
+    int64_t ordinal = 0;
+    std::string name;
+    uint64_t total_bytes = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t peak_time_ns = 0;
+    uint64_t leaked_bytes = 0;
+    uint64_t granularity = 0;
+};
+
+// Leaked allocations of one process grouped by (stack, kind, API, released by teardown).
+struct LeakSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+    bool released_by_teardown = false;
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+    // Of `bytes`, allocated before events went missing: their free may be among them.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
+};
+
+// What the `leaks` list covers and how much lies beyond it. Without a phase and a filter
+// it equals the summary's leak figures; `check` narrows it (a phase, suppressions).
+struct LeakScope {
+    std::optional<std::string> phase; // only allocations made while this phase was current
+    uint64_t bytes = 0;               // in scope and not suppressed (listed or not)
+    uint64_t allocations = 0;
+    uint64_t sites = 0;
+    uint64_t suppressed_bytes = 0;
+    uint64_t suppressed_allocations = 0;
+    uint64_t suppressed_sites = 0;
+    // Of `bytes` and `allocations`, those missing events could explain.
+    uint64_t uncertain_bytes = 0;
+    uint64_t uncertain_allocations = 0;
+};
+
+// What a caching allocator (caching_allocators.h) still held when its process ended, per
+// process and allocator: its cache, not a leak (docs/analysis.md, "Held by a caching
+// allocator at exit").
+struct HeldSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+    uint64_t stack_id = 0;
+};
+struct HeldReport {
+    uint64_t pid = 0;
+    std::string allocator; // the table entry's name
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;              // stacks, listed or not
+    std::vector<HeldSite> top_sites; // largest first, ReportOptions::top of them
+};
+
+struct PeakSite {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    Stack stack;
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+};
+
+struct PeakReport {
+    uint64_t bytes = 0;
+    uint64_t time_ns = 0;
+    std::vector<PeakSite> top_sites;
+};
+
+struct HoleReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+};
+
+struct PinReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint64_t pinned_bytes = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    Stack stack;
+};
+
+// A stack the detail fields below refer to by its index in Report::stacks.
+using StackRef = std::optional<uint32_t>; // unset: not embedded (past ReportDetail::stacks)
+
+// The address layout of one fragmentation measurement (fragmentation.h AddressLayout):
+// spans, blocks and holes in address order, the first ReportDetail::layout_entries of each.
+struct LayoutSpanReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    bool reservation = false;
+};
+struct LayoutBlockReport {
+    uint64_t address = 0;
+    uint64_t extent = 0;
+    uint64_t bytes = 0;
+    uint64_t pinned_bytes = 0;
+    format::Kind kind = format::Kind::Device;
+    std::string api;
+    StackRef stack;
+};
+struct LayoutReport {
+    std::vector<LayoutSpanReport> spans;
+    std::vector<LayoutBlockReport> blocks;
+    std::vector<HoleReport> holes; // hole_count of the measurement counts them all
+    uint64_t span_count = 0;
+    uint64_t block_count = 0;
+};
+
+struct FragmentationReport {
+    Moment moment = Moment::End;
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    uint64_t granularity = 1;
+    uint64_t hole_bytes = 0;
+    uint64_t largest_hole_bytes = 0;
+    double ratio = 0;
+    std::vector<HoleReport> holes;
+    uint64_t hole_count = 0;
+    std::vector<PinReport> pinning;
+    uint64_t pid = 0;
+    bool exact = true;
+    // What the holes are measured against (0 when unknown, e.g. an older report).
+    uint64_t live_bytes = 0;            // the process's live device memory there and then
+    uint64_t device_total_bytes = 0;    // the device's memory
+    std::optional<LayoutReport> layout; // with ReportDetail::layout_entries
+};
+
+struct FailureReport {
+    uint64_t time_ns = 0;
+    std::string api;
+    uint64_t requested_bytes = 0;
+    std::string error;
+    uint64_t live_bytes = 0;
+    std::optional<uint64_t> device_free_bytes;  // unknown when the recorder did not ask
+    std::optional<uint64_t> largest_hole_bytes; // unknown past the measured failures
+    std::string diagnosis;
+    Stack stack;
+    int64_t result = 0;
+    int64_t device = 0;
+    uint64_t device_total_bytes = 0;
+    std::string kind;
+    uint64_t pid = 0;
+};
+
+struct ErrorReport {
+    ErrorType type = ErrorType::InvalidFree;
+    std::string api;
+    uint64_t address = 0;
+    uint64_t time_ns = 0;
+    Stack stack;
+    Stack allocation_stack; // empty when unknown
+    std::string allocation_api;
+    std::string detail;
+    int64_t result = 0;
+    uint64_t pid = 0;
+    bool uncertain = false; // missing events could explain it
+};
+
+struct TimelineReport {
+    int64_t device = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> points; // (time_ns, live bytes)
+};
+
+// One phase name of one process, over every time it was marked: a phase runs from its
+// marker to the next marker of that process, or to the process's end.
+struct PhaseReport {
+    uint64_t pid = 0;
+    std::string name;
+    uint64_t occurrences = 0;
+    uint64_t first_time_ns = 0;
+    uint64_t duration_ns = 0;        // summed over occurrences
+    uint64_t allocations = 0;        // made while the phase was current
+    uint64_t allocated_bytes = 0;    // their bytes
+    uint64_t frees = 0;              // done while the phase was current
+    uint64_t peak_bytes = 0;         // the process's live device memory, at most, then
+    uint64_t peak_time_ns = 0;       // when
+    uint64_t leaked_bytes = 0;       // allocated in the phase and never freed
+    uint64_t leaked_allocations = 0; // their number
+    // Phases nest (pushes, NVTX ranges): the names from the outermost phase down to this
+    // one, which ends the path. A report saved before nesting existed has [name].
+    std::vector<std::string> path;
+    // The most the live device memory rose above its level when an occurrence began (0 in
+    // reports saved before it existed).
+    uint64_t peak_above_start_bytes = 0;
+};
+
+// Where the iterations of one process begin (analyzer/analysis/iteration_clock.h) and how much
+// grows across them. docs/analysis.md, "Growth", defines the figures.
+struct IterationReport {
+    uint64_t pid = 0;
+    std::string source; // "phase", "pattern", or "none"
+    std::string phase;  // source phase: the phase name whose marks or pushes begin them
+    Stack stack;        // source pattern: the stack whose allocations begin them
+    uint64_t stack_id = 0;
+    uint64_t boundaries = 0; // iterations measured: boundaries - 1
+    std::string note;        // source none: why there are no iterations
+    uint64_t growing_sites = 0;
+    uint64_t growth_bytes_per_iteration = 0; // summed over its growing sites
+};
+
+// An allocation site whose live bytes grow across iterations.
+struct GrowthSite {
+    uint64_t pid = 0;
+    uint64_t bytes_per_iteration = 0;
+    uint64_t first_iteration = 0;    // the first iteration (1-based) of the growth
+    uint64_t iterations = 0;         // from the first one through the last measured
+    uint64_t growing_iterations = 0; // of those, the ones in which it grew
+    double confidence = 0;           // (growing + 1) / (iterations + 2)
+    uint64_t live_bytes = 0;         // at the last iteration boundary
+    Stack stack;
+    uint64_t stack_id = 0;
+    // The phase current when its first growing allocation was made (path, outermost
+    // first); empty when none was.
+    std::vector<std::string> phase;
+};
+
+// What the `growth` list covers: with a phase, the sites whose growth began in it (or in
+// a phase nested in it).
+struct GrowthScope {
+    std::optional<std::string> phase;
+    uint64_t sites = 0;               // listed or not
+    uint64_t bytes_per_iteration = 0; // summed
+};
+
+// One rank of a job (a process whose launcher set a rank) in the per-rank table. A rank
+// is an outlier in a figure when the figure is above the ranks' median by more than a
+// tenth of the median and by more than three median absolute deviations (the median of an
+// even number of ranks is the lower middle one): with most ranks alike, the one that
+// leaks, grows or peaks higher than the rest stands out (analyzer/report/rank_table.h).
+struct RankRow {
+    int64_t rank = 0;
+    std::string host;
+    uint64_t pid = 0;
+    std::string command;
+    uint64_t peak_bytes = 0;
+    std::vector<std::pair<int64_t, uint64_t>> device_peaks; // (ordinal, bytes)
+    uint64_t leaked_bytes = 0;
+    uint64_t growth_bytes_per_iteration = 0;
+    uint64_t failed_allocations = 0;
+    uint64_t errors = 0;
+    // The figures it stands out in: "peak", "leaked", "growth", "failed_allocations",
+    // "errors".
+    std::vector<std::string> outlier;
+};
+
+// ---- The tensor level: a framework's caching allocator (docs/frameworks.md) ----
+
+// The free space inside a caching allocator's segments on one device at one moment
+// (block_tracker.h InsideSegments): the figures PyTorch's memory_stats() and its OOM
+// message give ("reserved but unallocated").
+struct SegmentSpaceReport {
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t free_bytes = 0;
+    uint64_t largest_free_bytes = 0;
+    uint64_t stream = 0;
+    bool expandable = false;
+};
+struct StreamSpaceReport {
+    uint64_t stream = 0;
+    uint64_t reserved_bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t free_bytes = 0;
+    uint64_t largest_free_bytes = 0;
+};
+struct InsideSegmentsReport {
+    uint64_t pid = 0;
+    Moment moment = Moment::Peak; // the tensor-level peak, or an OOM (Moment::Failure)
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    bool exact = true; // false: measured at an earlier tensor-level peak
+    uint64_t reserved_bytes = 0;
+    uint64_t allocated_bytes = 0;
+    uint64_t active_bytes = 0;
+    uint64_t requested_bytes = 0;
+    uint64_t reserved_unallocated_bytes = 0; // reserved - allocated
+    uint64_t free_bytes = 0;                 // free blocks (reserved - active)
+    uint64_t inactive_split_blocks = 0;
+    uint64_t inactive_split_bytes = 0;
+    uint64_t releasable_bytes = 0; // wholly free segments: what empty_cache() would give back
+    uint64_t largest_free_bytes = 0;
+    std::vector<StreamSpaceReport> streams;
+    std::vector<SegmentSpaceReport> segments; // most free first (--top)
+    uint64_t segment_count = 0;
+};
+
+// Would a setting or a change have avoided an OOM (docs/frameworks.md, "Out of memory")?
+struct OomHint {
+    std::string
+        remedy; // "expandable_segments", "max_split_size_mb", "empty_cache", "smaller batch"
+    std::string verdict;   // "would have avoided it", "would not have helped", "might have helped"
+    bool estimate = false; // the recorded state does not settle it
+    std::string why;
+};
+
+struct CachingOomReport {
+    uint64_t pid = 0;
+    uint64_t time_ns = 0;
+    int64_t device = 0;
+    uint64_t stream = 0;
+    uint64_t requested_bytes = 0;   // rounded, as the allocator tried it
+    uint64_t device_free_bytes = 0; // the driver's free memory then
+    uint64_t released_bytes = 0;    // cached segments given back right before it gave up
+    bool fragmentation = false;     // enough free in total, no free block large enough
+    std::string diagnosis;
+    std::vector<OomHint> hints;
+    Stack stack;
+    InsideSegmentsReport space;
+};
+
+// One device's figures at both levels.
+struct CachingDeviceReport {
+    int64_t device = 0;
+    uint64_t allocated_peak_bytes = 0; // tensor level: torch.cuda.max_memory_allocated()
+    uint64_t allocated_peak_time_ns = 0;
+    uint64_t reserved_peak_bytes = 0; // segment level: torch.cuda.max_memory_reserved()
+    uint64_t reserved_peak_time_ns = 0;
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    uint64_t allocated_end_bytes = 0; // still allocated when the process ended
+    uint64_t reserved_end_bytes = 0;
+};
+
+// What a process's caching allocator was and did.
+// Blocks by the stack that allocated them, as the interpreter's exit left them.
+struct ExitBlocks {
+    uint64_t bytes = 0;
+    uint64_t blocks = 0;
+    uint64_t sites = 0;
+    std::vector<HeldSite> top_sites; // most bytes first
+};
+
+struct CachingAllocatorReport {
+    uint64_t pid = 0;
+    std::string allocator; // "PyTorch CUDA caching allocator"
+    std::string version;
+    std::string status; // format::cachingAllocatorStatusName; "attached" when only events say so
+    std::string detail;
+    std::string config;            // the allocator's settings from the environment
+    bool sizes_exact = true;       // every block's size rebuilt by the rules it ran with
+    uint64_t estimated_blocks = 0; // blocks whose size is an estimate
+    uint64_t unmatched_events = 0; // events the trace could not place (before attach, gaps)
+    std::vector<CachingDeviceReport> devices;
+    // Freed only by the interpreter's finalization at exit: still referenced when the
+    // program's own code ended (a list that kept tensors, module globals).
+    ExitBlocks exit_freed;
+    // Still allocated after the interpreter finalized (it freed blocks at exit, but not
+    // these: objects its finalization does not collect, such as a model's parameters in a
+    // reference cycle). Like exit_freed, what the program held to its end; without a
+    // finalization (os._exit, a crash) such blocks are leaks instead.
+    ExitBlocks exit_kept;
+};
+
+struct CachingReport {
+    std::vector<CachingAllocatorReport> processes;
+    PeakReport tensor_peak; // over every device and process, with its sites
+    std::vector<InsideSegmentsReport> fragmentation; // at the tensor-level peak
+    std::vector<CachingOomReport> ooms;
+};
+
+// ---- Detail: what the HTML view draws beyond the text report (ReportDetail) ----
+
+struct StackEntry {
+    uint64_t pid = 0;
+    uint64_t stack_id = 0;
+    Stack frames;
+};
+
+// One device's live bytes by kind (docs/analysis.md, "Timeline"): per downsampling bucket
+// the levels at its lowest and at its highest total, so stacked kinds sum to the total.
+// Device -1: pinned host memory of every device.
+struct KindTimelineReport {
+    int64_t device = 0;
+    std::vector<format::Kind> kinds;          // the series, in this order
+    std::vector<uint64_t> time_ns;            // sample times
+    std::vector<std::vector<uint64_t>> bytes; // bytes[series][sample]
+};
+
+struct SiteRef {
+    uint64_t pid = 0;
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    StackRef stack;
+};
+
+// What was live at one sampled moment (moment_sampler.h), grouped by stack.
+struct MomentReport {
+    uint64_t time_ns = 0;  // the live set the change at time_ns left...
+    uint64_t until_ns = 0; // ...lasting until the next change
+    uint64_t live_bytes = 0;
+    uint64_t sites = 0;             // stacks holding memory (all, listed or not)
+    std::vector<SiteRef> top_sites; // largest first
+};
+
+// Every successful allocation of the run, by stack (any kind).
+struct AllocatedReport {
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t sites = 0;             // all stacks, listed or not
+    std::vector<SiteRef> top_sites; // most bytes first
+};
+
+struct Report {
+    int64_t schema_version = kReportSchemaVersion;
+    std::string generator;
+    std::vector<ProcessReport> processes;
+    Summary summary;
+    std::vector<KindReport> kinds; // device, pool, managed, host_pinned, array, vmm
+    std::vector<DeviceReport> devices;
+    std::vector<LeakSite> leaks; // largest first
+    LeakScope leak_scope;
+    std::vector<HeldReport> held_at_exit; // largest first
+    PeakReport peak;
+    std::vector<FragmentationReport> fragmentation;
+    std::vector<FailureReport> failures;
+    std::vector<ErrorReport> errors;
+    std::vector<TimelineReport> timeline;
+    std::vector<PhaseReport> phases;
+    std::vector<IterationReport> iterations; // one per process
+    std::vector<GrowthSite> growth;          // most bytes per iteration first
+    GrowthScope growth_scope;
+    std::vector<RankRow> ranks; // the processes that have a rank, by rank
+    // The tensor level, when a trace has a caching allocator's record or block events.
+    std::optional<CachingReport> caching;
+    // Detail (empty unless ReportOptions::detail asks for it).
+    std::vector<StackEntry> stacks; // referred to by StackRef
+    uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
+    std::vector<KindTimelineReport> kind_timeline;
+    std::vector<MomentReport> moments;
+    std::optional<AllocatedReport> allocated;
+};
+
+// The kinds a report lists, in order.
+inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,
+                                                  format::Kind::Managed, format::Kind::HostPinned,
+                                                  format::Kind::Array,   format::Kind::Vmm};
+
+} // namespace gmt::analyzer

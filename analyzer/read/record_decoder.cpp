@@ -1,0 +1,62 @@
+#include "read/record_decoder.h"
+
+namespace gmt::analyzer {
+
+using format::RecordTag;
+
+DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record& out,
+                              format::EventCoder& prev) {
+    if (static_cast<RecordTag>(tag) == RecordTag::Event) [[likely]] {
+        if (!format::decodeEventBody(body.data(), body.data() + body.size(), out.event, prev)) {
+            return DecodeStatus::Malformed;
+        }
+        out.tag = RecordTag::Event;
+        return DecodeStatus::Ok;
+    }
+    format::ByteReader r(body);
+    bool ok = true;
+    switch (static_cast<RecordTag>(tag)) {
+    case RecordTag::Header:
+        ok = format::decodeHeader(r, out.header);
+        break;
+    case RecordTag::Device:
+        ok = format::decodeDevice(r, out.device);
+        break;
+    case RecordTag::Module:
+        ok = format::decodeModule(r, out.module);
+        break;
+    case RecordTag::Stack:
+        ok = format::decodeStack(r, out.stack);
+        break;
+    case RecordTag::Trailer:
+        ok = format::decodeTrailer(r, out.trailer);
+        break;
+    case RecordTag::Phase:
+        ok = format::decodePhase(r, out.phase);
+        break;
+    case RecordTag::PythonCode:
+        ok = format::decodePythonCode(r, out.python_code);
+        break;
+    case RecordTag::CachingAllocator:
+        ok = format::decodeCachingAllocator(r, out.caching_allocator);
+        break;
+    default:
+        return DecodeStatus::Skipped;
+    }
+    if (!ok) {
+        return DecodeStatus::Malformed;
+    }
+    out.tag = static_cast<RecordTag>(tag);
+    return DecodeStatus::Ok;
+}
+
+DecodeStatus decodeRecord(format::ByteReader& r, Record& out, format::EventCoder& prev) {
+    uint8_t tag = 0;
+    std::span<const uint8_t> body;
+    if (!readRecordFrame(r, tag, body)) {
+        return DecodeStatus::Malformed;
+    }
+    return decodeRecordBody(tag, body, out, prev);
+}
+
+} // namespace gmt::analyzer

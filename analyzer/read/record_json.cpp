@@ -1,0 +1,181 @@
+#include "read/record_json.h"
+
+#include "read/python_code.h"
+
+#include <cstdio>
+
+namespace gmt::analyzer {
+
+std::string hex(uint64_t value) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+    return buf;
+}
+
+namespace {
+
+std::string bytesHex(const std::string& raw) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    for (char c : raw) {
+        auto b = static_cast<unsigned char>(c);
+        out.push_back(kDigits[b >> 4]);
+        out.push_back(kDigits[b & 0xf]);
+    }
+    return out;
+}
+
+} // namespace
+
+Json headerJson(const format::HeaderInfo& h) {
+    return Json{{"pid", h.pid},
+                {"ppid", h.ppid},
+                {"start_wall_ns", h.start_wall_ns},
+                {"start_mono_ns", h.start_mono_ns},
+                {"driver_version", h.driver_version},
+                {"stack_depth", h.stack_depth},
+                {"granularity", h.granularity},
+                {"command", h.command},
+                {"executable", h.executable},
+                {"host", h.host},
+                {"tracer_version", h.tracer_version},
+                {"rank", h.rank},
+                {"local_rank", h.local_rank},
+                {"world_size", h.world_size},
+                {"rank_source", h.rank_source},
+                {"python_version", pythonVersionText(h.python_version)},
+                {"python_status", format::pythonStatusName(h.python_status)}};
+}
+
+Json eventJson(const format::Event& e) {
+    Json j{{"event", format::opName(e.op)},
+           {"api", format::eventApiName(e.op, e.api)},
+           {"kind", format::kindName(e.kind)},
+           {"result", e.result},
+           {"address", hex(e.address)},
+           {"size", e.size},
+           {"device", e.device},
+           {"tid", e.tid},
+           {"time_ns", e.time_ns},
+           {"stack", e.stack_id}};
+    if (e.actual_size) {
+        j["actual_size"] = e.actual_size;
+    }
+    if (e.handle) {
+        j["handle"] = hex(e.handle);
+    }
+    if (e.stream) {
+        j["stream"] = hex(e.stream);
+    }
+    if (e.context) {
+        j["context"] = hex(e.context);
+    }
+    if (e.offset) {
+        j["offset"] = e.offset;
+    }
+    if (e.device_free || e.device_total) {
+        j["device_free"] = e.device_free;
+        j["device_total"] = e.device_total;
+    }
+    if (e.flags) {
+        j["flags"] = e.flags;
+        if (e.flags & format::kFlagHostLocated) {
+            j["host_located"] = true;
+        }
+        if (e.flags & format::kFlagImported) {
+            j["imported"] = true;
+        }
+        if (e.op == format::Op::Block && (e.flags & format::kFlagInterpreterExiting)) {
+            j["interpreter_exiting"] = true;
+        }
+    }
+    return j;
+}
+
+Json recordJson(const Record& r, const format::Prologue& prologue) {
+    Json j;
+    switch (r.tag) {
+    case format::RecordTag::Header:
+        j = Json{{"record", "header"}};
+        j.update(headerJson(r.header));
+        j["format_version"] = prologue.format_version;
+        j["ring_slots"] = prologue.ring_slots;
+        j["prologue_dropped_events"] = prologue.dropped_events;
+        j["log_failed"] = (prologue.flags & format::kPrologueLogFailed) != 0;
+        break;
+    case format::RecordTag::Device:
+        j = Json{{"record", "device"},
+                 {"ordinal", r.device.ordinal},
+                 {"name", r.device.name},
+                 {"total_bytes", r.device.total_bytes},
+                 {"granularity", r.device.granularity}};
+        break;
+    case format::RecordTag::Module:
+        j = Json{{"record", "module"},         {"path", r.module.path},
+                 {"base", hex(r.module.base)}, {"start", hex(r.module.start)},
+                 {"end", hex(r.module.end)},   {"build_id", bytesHex(r.module.build_id)}};
+        break;
+    case format::RecordTag::Stack: {
+        Json frames = Json::array();
+        for (uint32_t i = 0; i < r.stack.depth; ++i) {
+            frames.push_back(hex(r.stack.frames[i]));
+        }
+        j = Json{{"record", "stack"}, {"id", r.stack.id}, {"frames", std::move(frames)}};
+        if (r.stack.python_depth > 0) {
+            Json python = Json::array();
+            for (uint32_t i = 0; i < r.stack.python_depth; ++i) {
+                const format::PythonFrame& f = r.stack.python[i];
+                python.push_back(Json{
+                    {"code", f.code_id}, {"instruction", f.instruction}, {"position", f.position}});
+            }
+            j["python"] = std::move(python);
+        }
+        break;
+    }
+    case format::RecordTag::PythonCode:
+        j = Json{{"record", "python_code"},
+                 {"id", r.python_code.id},
+                 {"filename", r.python_code.filename},
+                 {"name", r.python_code.name},
+                 {"first_line", r.python_code.first_line},
+                 {"line_table_format", static_cast<int>(r.python_code.table_format)},
+                 {"line_table", bytesHex(r.python_code.line_table)}};
+        break;
+    case format::RecordTag::Event:
+        j = Json{{"record", "event"}};
+        j.update(eventJson(r.event));
+        break;
+    case format::RecordTag::Trailer:
+        j = Json{{"record", "trailer"},
+                 {"events", r.trailer.events},
+                 {"dropped_events", r.trailer.dropped_events},
+                 {"end_mono_ns", r.trailer.end_mono_ns},
+                 {"end_wall_ns", r.trailer.end_wall_ns},
+                 {"exit_signal", r.trailer.exit_signal},
+                 {"in_flight", r.trailer.in_flight},
+                 {"python_status", format::pythonStatusName(r.trailer.python_status)}};
+        break;
+    case format::RecordTag::Phase:
+        j = Json{{"record", "phase"},
+                 {"time_ns", r.phase.time_ns},
+                 {"name", r.phase.name},
+                 {"kind", format::phaseKindName(r.phase.kind)},
+                 {"tid", r.phase.tid}};
+        break;
+    case format::RecordTag::CachingAllocator:
+        j = Json{{"record", "caching_allocator"},
+                 {"source", static_cast<int>(r.caching_allocator.source)},
+                 {"status", format::cachingAllocatorStatusName(r.caching_allocator.status)},
+                 {"time_ns", r.caching_allocator.time_ns},
+                 {"version", r.caching_allocator.version},
+                 {"detail", r.caching_allocator.detail},
+                 {"config", r.caching_allocator.config}};
+        break;
+    }
+    if (r.from_ring) {
+        j["recovered"] = true;
+    }
+    return j;
+}
+
+} // namespace gmt::analyzer

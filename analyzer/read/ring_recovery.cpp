@@ -1,0 +1,109 @@
+#include "read/ring_recovery.h"
+
+#include "read/record_decoder.h"
+
+#include <algorithm>
+
+namespace gmt::analyzer {
+
+using format::Slot;
+using format::SlotType;
+
+RingRecovery::RingRecovery(const TraceFile& file, const format::Prologue& prologue,
+                           uint64_t first_uncovered)
+    : file_(file), prologue_(prologue), expected_(first_uncovered) {
+    const uint32_t slots = prologue_.ring_slots;
+    const uint32_t kChunkSlots = std::min<uint32_t>(4096, slots);
+    std::vector<Slot> chunk(kChunkSlots);
+    for (uint32_t base = 0; base < slots; base += kChunkSlots) {
+        uint32_t n = std::min(kChunkSlots, slots - base);
+        size_t got = file_.read(prologue_.ring_offset + uint64_t{base} * format::kSlotSize,
+                                chunk.data(), size_t{n} * format::kSlotSize);
+        n = static_cast<uint32_t>(got / format::kSlotSize);
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t seq = chunk[i].seq;
+            if (seq == 0) {
+                continue;
+            }
+            uint64_t position = seq - 1;
+            // A slot only ever holds positions congruent to its index; anything else is
+            // garbage (or a torn write of `seq`, which is written last).
+            if ((position & (slots - 1)) != base + i || position < first_uncovered) {
+                continue;
+            }
+            committed_.emplace_back(position, base + i);
+        }
+    }
+    std::sort(committed_.begin(), committed_.end());
+}
+
+bool RingRecovery::readSlot(uint32_t index, Slot& slot) const {
+    return file_.read(prologue_.ring_offset + uint64_t{index} * format::kSlotSize, &slot,
+                      sizeof slot) == sizeof slot;
+}
+
+bool RingRecovery::next(Record& out, format::EventCoder& prev) {
+    Slot slot{};
+    while (cursor_ < committed_.size()) {
+        auto [position, index] = committed_[cursor_++];
+        if (position > expected_) {
+            missing_ += position - expected_;
+            missing_total_ += position - expected_;
+        }
+        expected_ = std::max(expected_, position + 1);
+        if (!readSlot(index, slot)) {
+            ++skipped_;
+            continue;
+        }
+        if (slot.type == SlotType::Event) {
+            std::memcpy(&out.event, slot.payload, sizeof(format::Event));
+            out.tag = format::RecordTag::Event;
+            out.from_ring = true;
+            out.missing_before = std::exchange(missing_, 0);
+            out.position = position;
+            return true;
+        }
+        if (slot.type != SlotType::Blob || slot.length == 0 ||
+            slot.length > format::kMaxRecordSize) {
+            ++skipped_; // an orphaned continuation, or garbage
+            continue;
+        }
+        const uint32_t parts = (slot.length + format::kSlotPayload - 1) / format::kSlotPayload;
+        // Its pieces' positions are its own, whether they were committed or not: a piece
+        // never committed loses this record (skipped below), not an event.
+        expected_ = std::max(expected_, position + parts);
+        blob_.assign(slot.payload, slot.payload + std::min(slot.length, format::kSlotPayload));
+        bool whole = true;
+        for (uint32_t part = 1; part < parts; ++part) {
+            if (cursor_ >= committed_.size() || committed_[cursor_].first != position + part) {
+                whole = false; // a continuation never committed: the record is lost
+                break;
+            }
+            Slot cont{};
+            if (!readSlot(committed_[cursor_].second, cont) || cont.type != SlotType::BlobCont) {
+                whole = false;
+                break;
+            }
+            ++cursor_;
+            uint32_t take = std::min<uint32_t>(format::kSlotPayload,
+                                               slot.length - static_cast<uint32_t>(blob_.size()));
+            blob_.insert(blob_.end(), cont.payload, cont.payload + take);
+        }
+        if (!whole) {
+            ++skipped_;
+            continue;
+        }
+        format::ByteReader r(blob_);
+        if (decodeRecord(r, out, prev) != DecodeStatus::Ok) {
+            ++skipped_;
+            continue;
+        }
+        out.from_ring = true;
+        out.missing_before = std::exchange(missing_, 0);
+        out.position = position;
+        return true;
+    }
+    return false;
+}
+
+} // namespace gmt::analyzer

@@ -1,0 +1,38 @@
+// The stacks of one traced process as source-level frames: a stack id of the trace in,
+// its frames out (symbolized with the process's modules, each frame given its offset in
+// its module; Python frames, when the stack has any, resolved to function, file and line
+// and placed among the native frames where the interpreter ran them). Only the stacks a
+// view lists are ever asked for.
+#pragma once
+
+#include "analysis/analysis.h"
+#include "symbols/symbolizer.h"
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace gmt::analyzer {
+
+class StackSymbolizer {
+  public:
+    StackSymbolizer(const ProcessData& process, bool symbols);
+
+    // Innermost first; empty for stack 0 (none recorded) or an id the trace never defined.
+    // Modules the process recorded since the last call are taken in first, so a view that
+    // streams while the trace is read symbolizes with every module recorded so far.
+    std::vector<Frame> stack(uint32_t id);
+
+  private:
+    void appendNative(uint64_t address, std::vector<Frame>& frames);
+    const Frame& python(const format::PythonFrame& frame);
+
+    const ProcessData& process_;
+    std::unique_ptr<Symbolizer> symbolizer_;
+    ModuleOffsetSymbolizer modules_;
+    std::unordered_map<uint64_t, Frame> python_; // by code id << 32 | instruction
+    size_t modules_added_ = 0;
+};
+
+} // namespace gmt::analyzer

@@ -1,0 +1,24 @@
+#include "report/trace_report.h"
+
+#include "analysis/trace_analysis.h"
+
+namespace gmt::analyzer {
+
+Report reportOfTraces(const std::vector<std::string>& traces, const ReportOptions& options) {
+    AnalysisOptions ao;
+    ao.timeline_points = options.timeline_points;
+    ao.top = options.top; // holes and pins kept per fragmentation row: as many as listed
+    ao.detail.kind_timeline_points = options.detail.kind_timeline_points;
+    ao.detail.moments = options.detail.moments;
+    ao.detail.moment_sites = options.detail.moment_sites;
+    ao.layout_entries = options.detail.layout_entries;
+    ao.layout_failures = options.detail.layout_failures;
+    Analysis analysis(ao);
+    analyzeTraces(traces, analysis);
+    GrowthOptions growth;
+    growth.iteration = options.iteration;
+    analyzeGrowth(analysis, growth);
+    return makeReport(analysis, options);
+}
+
+} // namespace gmt::analyzer

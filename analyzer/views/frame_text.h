@@ -1,0 +1,61 @@
+// How every text output (the text report, `check`, `diff`, `record`'s summary) writes a
+// stack: one frame per line, innermost first, with the same frames left out everywhere.
+//
+// Hidden unless StackStyle::full (`--full-stacks`): frames of the recorder itself
+// (libgpumemtrace) and of the CUDA libraries (libcuda, libcudart: the same for every
+// site), the CUDA headers' inline wrappers (`cudaMalloc<float>` from cuda_runtime.h) and
+// libc start-up (`__libc_start_*`, `_start`). A stack with nothing else is shown whole.
+// Python frames are never hidden and never counted against the frame limit: they are the
+// program's own lines, usually past the native frames of the CUDA call and the binding.
+// Native frames left out between shown ones leave a line saying how many.
+// The JSON report keeps every frame; views decide with hiddenFrame().
+#pragma once
+
+#include "model/report.h"
+
+#include <string>
+#include <vector>
+
+namespace gmt::analyzer {
+
+struct StackStyle {
+    bool full = false; // show hidden frames too
+    // `--python-only`: of the native frames, only the frame that made the CUDA call and,
+    // when the stack has it, the CUDA function it called; every Python frame.
+    bool python_only = false;
+    size_t max_frames = 8; // native frames shown per stack (hidden ones not counted)
+};
+
+// A frame as text, in two parts so a narrow terminal can shorten `what` (a long C++
+// signature) and keep `where`: "cache_activations(...)" + " at train.cpp:7".
+struct FrameText {
+    std::string what;  // function, or module+offset / address when not symbolized
+    std::string where; // " at FILE:LINE", " (inlined)"; may be empty
+    std::string str() const { return what + where; }
+};
+
+bool hiddenFrame(const Frame& frame);
+
+// The frames a view shows, innermost first: all of them with `full`, else those not
+// hidden (all of them again when every frame is hidden).
+std::vector<const Frame*> shownFrames(const Stack& stack, bool full);
+
+FrameText frameText(const Frame& frame);
+
+// The lines for one stack: its shown frames, then a line saying how many more there
+// are; "(no stack recorded)" for an empty one.
+std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style);
+
+// The frame a reader would call "where it was allocated": the first shown frame; in a
+// stack with Python frames, the innermost Python frame "via" that native one.
+std::string siteLabel(const Stack& stack);
+
+// The frame a source annotation points at: the first shown frame with a file and line;
+// null when the stack has none (not symbolized, no debug information).
+const Frame* sourceFrame(const Stack& stack);
+
+// A stack's identity across runs: function names (Python: function and file), or, for
+// frames without one, module basename + offset (addresses move with ASLR, offsets do not).
+std::string siteKey(const Stack& stack);
+
+} // namespace gmt::analyzer

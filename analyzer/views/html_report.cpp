@@ -1,0 +1,160 @@
+#include "views/html_report.h"
+
+#include "report/report_json.h"
+#include "views/frame_text.h"
+#include "views/html_assets.h"
+
+#include <map>
+#include <optional>
+
+namespace gmt::analyzer {
+
+namespace {
+
+// Stacks repeat frames (every stack of a program ends in main), so the page lists each
+// distinct frame once, with the text the text report gives it and whether text views
+// hide it, and stacks become lists of indices into that list. Distinct frames past
+// kMaxFrames (deep stacks that share nothing) all become one placeholder, counted, which
+// bounds the page: about 250 bytes a frame.
+constexpr size_t kMaxFrames = 16384;
+
+class FrameTable {
+  public:
+    // Replaces every array of frame objects under `j` (members "stack",
+    // "allocation_stack", "frames") with an array of indices.
+    void intern(Json& j) {
+        if (j.is_array()) {
+            for (Json& item : j) {
+                intern(item);
+            }
+            return;
+        }
+        if (!j.is_object()) {
+            return;
+        }
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const std::string& key = it.key();
+            if ((key == "stack" || key == "allocation_stack" || key == "frames") &&
+                it->is_array()) {
+                Json indices = Json::array();
+                for (const Json& frame : *it) {
+                    indices.push_back(index(frame));
+                }
+                *it = std::move(indices);
+            } else {
+                intern(*it);
+            }
+        }
+    }
+
+    Json take() && { return std::move(frames_); }
+    uint64_t leftOut() const { return left_out_; }
+
+  private:
+    size_t index(const Json& frame) {
+        const std::string key = jsonText(frame);
+        auto found = seen_.find(key);
+        if (found != seen_.end()) {
+            return found->second;
+        }
+        if (frames_.size() >= kMaxFrames) {
+            ++left_out_;
+            if (!placeholder_) {
+                placeholder_ = frames_.size();
+                frames_.push_back(Json{{"address", ""},
+                                       {"module", ""},
+                                       {"function", ""},
+                                       {"file", ""},
+                                       {"line", 0},
+                                       {"inlined", false},
+                                       {"label", "(frame not embedded)"},
+                                       {"where", ""},
+                                       {"hidden", false}});
+            }
+            seen_.emplace(key, *placeholder_);
+            return *placeholder_;
+        }
+        auto [it, inserted] = seen_.try_emplace(key, frames_.size());
+        if (inserted) {
+            const Frame f = frameFromJson(frame);
+            const FrameText text = frameText(f);
+            Json entry = frame;
+            entry["label"] = text.what;
+            entry["where"] = text.where;
+            entry["hidden"] = hiddenFrame(f);
+            frames_.push_back(std::move(entry));
+        }
+        return it->second;
+    }
+
+    std::map<std::string, size_t> seen_;
+    Json frames_ = Json::array();
+    std::optional<size_t> placeholder_;
+    uint64_t left_out_ = 0; // distinct frames not embedded
+};
+
+// JSON inside <script type="application/json">: only "</script" or "<!--" could end or
+// confuse the element, and '<' occurs in JSON only inside strings, where \u003c means it.
+std::string scriptSafe(const std::string& json) {
+    std::string out;
+    out.reserve(json.size() + json.size() / 64);
+    for (char c : json) {
+        if (c == '<') {
+            out += "\\u003c";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+bool htmlReportAvailable() {
+    return html_assets::kHaveLibraries;
+}
+
+std::string htmlReportUnavailableReason() {
+    return "this gpumemtrace was built without the HTML report's browser libraries (uPlot "
+           "from npm, fetched by scripts/install.sh and scripts/test.sh into "
+           "analyzer/views/html/node_modules); rebuild after fetching them, or use --format json";
+}
+
+ReportOptions htmlReportOptions() {
+    ReportOptions options;
+    options.top = 100;
+    options.detail = ReportDetail::forHtml();
+    return options;
+}
+
+std::string renderHtml(const Report& report) {
+    Json data = toJson(report);
+    FrameTable frames;
+    frames.intern(data);
+    const uint64_t frames_left_out = frames.leftOut();
+    const Json page_data{{"report", std::move(data)},
+                         {"frames", std::move(frames).take()},
+                         {"frames_left_out", frames_left_out}};
+
+    // page.html holds three markers, in this order; what goes in is never searched.
+    const std::string_view page = html_assets::kPage;
+    const std::pair<std::string_view, std::string> parts[] = {
+        {"/*GMT_STYLE*/", std::string(html_assets::kStyle)},
+        {"/*GMT_DATA*/", scriptSafe(jsonText(page_data))},
+        {"/*GMT_SCRIPT*/", std::string(html_assets::kScript)}};
+    std::string out;
+    size_t at = 0;
+    for (const auto& [marker, content] : parts) {
+        const size_t found = page.find(marker, at);
+        if (found == std::string_view::npos) {
+            continue; // a mistake in page.html; the HTML tests catch it
+        }
+        out += page.substr(at, found - at);
+        out += content;
+        at = found + marker.size();
+    }
+    out += page.substr(at);
+    return out;
+}
+
+} // namespace gmt::analyzer
