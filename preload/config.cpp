@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include <gpumemtrace/byte_size.h>
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/record_limits.h>
+#include <gpumemtrace/settings.h>
 
 namespace gmt::preload {
 namespace {
@@ -46,73 +47,69 @@ std::optional<bool> parseSwitch(std::string_view v) {
     return std::nullopt;
 }
 
+// Reads `text` as the value of setting `s` into `c`; false when it is not one.
+bool apply(Config& c, const settings::Setting& s, const char* value) {
+    const std::string_view text(value);
+    if (&s == &settings::kLogLevel) {
+        if (!isLogLevel(text)) {
+            return false;
+        }
+        c.log_level = text;
+    } else if (&s == &settings::kEnable) {
+        std::optional<bool> on = parseSwitch(text);
+        if (!on) {
+            return false;
+        }
+        c.enabled = *on;
+    } else if (&s == &settings::kOutput) {
+        c.output_template = text;
+    } else if (&s == &settings::kStackDepth) {
+        char* end = nullptr;
+        errno = 0;
+        const long depth = std::strtol(value, &end, 10);
+        if (*end || errno || depth < 0 || depth > static_cast<long>(format::kMaxStackDepth)) {
+            return false;
+        }
+        c.stack_depth = static_cast<uint32_t>(depth);
+    } else if (&s == &settings::kPython) {
+        c.python = text != "0";
+    } else if (&s == &settings::kCachingAllocator) {
+        c.caching_allocator = text != "0";
+    } else if (&s == &settings::kBufferSize) {
+        std::optional<uint64_t> bytes = parseSize(text);
+        if (!bytes) {
+            return false;
+        }
+        c.buffer_bytes = *bytes;
+    } else if (&s == &settings::kOnFull) {
+        if (text != "block" && text != "drop") {
+            return false;
+        }
+        c.on_full = text == "drop" ? OnFull::Drop : OnFull::Block;
+    }
+    return true;
+}
+
 } // namespace
 
 Config readConfig() {
     Config c;
+    // Every setting starts from the table's default, read as a value would be, so that the
+    // default lives in settings.h only (tests/recorder/settings_test.cpp checks that each
+    // reads).
+    for (const settings::Setting* s : settings::kRecorderSettings) {
+        apply(c, *s, s->default_value);
+    }
     // Problems are collected, not logged: this runs when the library is loaded, in every
     // process of the program's tree (shells, compilers, `sh -c` children), and only those
     // that go on to use CUDA should say anything (reportConfigProblems).
-    if (const char* v = env("GPUMEMTRACE_LOG_LEVEL")) {
-        if (isLogLevel(v)) {
-            c.log_level = v;
-        } else {
-            c.problems.push_back(std::string("GPUMEMTRACE_LOG_LEVEL=") + v +
-                                 " is not one of trace, debug, info, warn, error, critical, off; "
-                                 "using " +
-                                 c.log_level);
+    for (const settings::Setting* s : settings::kRecorderSettings) {
+        if (const char* v = env(s->name); v && !apply(c, *s, v)) {
+            c.problems.push_back(std::string(s->name) + "=" + v + " is not valid (" + s->meaning +
+                                 "); using " + s->default_value);
         }
     }
     initLogging(c.log_level);
-    if (const char* v = env("GPUMEMTRACE_ENABLE")) {
-        if (std::optional<bool> on = parseSwitch(v)) {
-            c.enabled = *on;
-        } else {
-            c.problems.push_back(std::string("GPUMEMTRACE_ENABLE=") + v +
-                                 " is neither 0 nor 1; tracing stays on");
-        }
-    }
-    if (const char* v = env("GPUMEMTRACE_OUTPUT")) {
-        c.output_template = v;
-    }
-    if (const char* v = env("GPUMEMTRACE_STACK_DEPTH")) {
-        char* end = nullptr;
-        errno = 0;
-        long depth = std::strtol(v, &end, 10);
-        if (*end || errno || depth < 0 || depth > static_cast<long>(format::kMaxStackDepth)) {
-            c.problems.push_back(std::string("GPUMEMTRACE_STACK_DEPTH=") + v +
-                                 " is not a depth in 0.." + std::to_string(format::kMaxStackDepth) +
-                                 "; using " + std::to_string(c.stack_depth));
-        } else {
-            c.stack_depth = static_cast<uint32_t>(depth);
-        }
-    }
-    if (const char* v = env("GPUMEMTRACE_PYTHON")) {
-        c.python = std::string_view(v) != "0";
-    }
-    if (const char* v = env("GPUMEMTRACE_CACHING_ALLOCATOR")) {
-        c.caching_allocator = std::string_view(v) != "0";
-    }
-    if (const char* v = env("GPUMEMTRACE_BUFFER_SIZE")) {
-        if (auto bytes = parseSize(v)) {
-            c.buffer_bytes = *bytes;
-        } else {
-            c.problems.push_back(std::string("GPUMEMTRACE_BUFFER_SIZE=") + v +
-                                 " is not a size; using " + std::to_string(c.buffer_bytes) +
-                                 " bytes");
-        }
-    }
-    if (const char* v = env("GPUMEMTRACE_ON_FULL")) {
-        std::string_view s(v);
-        if (s == "block") {
-            c.on_full = OnFull::Block;
-        } else if (s == "drop") {
-            c.on_full = OnFull::Drop;
-        } else {
-            c.problems.push_back(std::string("GPUMEMTRACE_ON_FULL=") + v +
-                                 " is neither block nor drop; using block");
-        }
-    }
     return c;
 }
 

@@ -10,22 +10,24 @@ namespace gmt::preload {
 
 enum class OnFull { Block, Drop };
 
+// Each field is one setting of gpumemtrace/settings.h; readConfig starts every one from the
+// table's default.
 struct Config {
-    bool enabled = true;
-    std::string output_template = "gpumemtrace.%p.gmtrace";
-    uint32_t stack_depth = 64;
-    bool python = true; // Python frames in the stacks when the process runs CPython
+    bool enabled = false;
+    std::string output_template;
+    uint32_t stack_depth = 0;
+    bool python = false; // Python frames in the stacks when the process runs CPython
     // Block events of a framework's caching allocator (PyTorch's), when one is loaded.
-    bool caching_allocator = true;
-    uint64_t buffer_bytes = 1u << 20;
+    bool caching_allocator = false;
+    uint64_t buffer_bytes = 0;
     OnFull on_full = OnFull::Block;
-    std::string log_level = "warn";
+    std::string log_level;
     // Bad values found by readConfig, each replaced by its default; one line each.
     std::vector<std::string> problems;
 };
 
-// Parses the GPUMEMTRACE_* variables; bad values are replaced by defaults rather than
-// changing the traced program's behaviour, and noted in Config::problems.
+// Parses the GPUMEMTRACE_* variables of gpumemtrace/settings.h; bad values are replaced by defaults
+// rather than changing the traced program's behaviour, and noted in Config::problems.
 Config readConfig();
 
 // Logs Config::problems as warnings, once per process. Called when the process starts

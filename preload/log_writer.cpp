@@ -6,6 +6,9 @@
 #include <cstring>
 #include <sched.h>
 
+#include <gpumemtrace/format/record_codec.h>
+#include <gpumemtrace/format/ring_slot.h>
+
 namespace gmt::preload {
 
 using format::ByteWriter;
@@ -126,7 +129,7 @@ void LogWriter::drainLocked(const Ends& ends) {
         } else if (slot.type == format::SlotType::Blob) {
             // A blob is an already framed record split over consecutive slots.
             uint32_t length = slot.length;
-            uint32_t parts = (length + format::kSlotPayload - 1) / format::kSlotPayload;
+            uint32_t parts = format::recordSlots(length);
             if (length == 0 || length > kBlobCapacity) {
                 ++pos; // cannot come from our producers; skip rather than stall forever
                 continue;
@@ -143,10 +146,10 @@ void LogWriter::drainLocked(const Ends& ends) {
                 pos += parts;
                 continue;
             }
-            for (uint32_t i = 0; i < parts; ++i) {
-                uint32_t off = i * format::kSlotPayload;
-                uint32_t n = std::min(format::kSlotPayload, length - off);
-                std::memcpy(blob_ + off, ring_.at(pos + i).payload, n);
+            if (!format::joinRecord(slot, blob_,
+                                    [&](uint32_t part) { return &ring_.at(pos + part); })) {
+                pos += parts; // a committed part that is no continuation: not our producers'
+                continue;
             }
             if (payload_size_ + length > kFrameCapacity) {
                 flushThrough(pos);

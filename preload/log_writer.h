@@ -11,7 +11,9 @@
 #include "ring_buffer.h"
 #include "trace_file.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event_codec.h>
+#include <gpumemtrace/format/file_layout.h>
+#include <gpumemtrace/format/records.h>
 
 #include <mutex>
 

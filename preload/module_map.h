@@ -3,7 +3,7 @@
 // the full walk happens only after a dlopen/dlclose, and only when a new stack is seen.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <vector>

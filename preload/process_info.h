@@ -1,7 +1,7 @@
 // Facts for the trace header: who the process is, and the GPUs the driver reports.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <vector>
 

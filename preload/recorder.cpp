@@ -20,6 +20,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <gpumemtrace/format/byte_coding.h>
+#include <gpumemtrace/format/file_layout.h>
+#include <gpumemtrace/format/record_codec.h>
+#include <gpumemtrace/format/ring_slot.h>
+
 namespace gmt::preload {
 
 struct Session {
@@ -68,19 +73,14 @@ void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t s
         return;
     }
     auto length = static_cast<uint32_t>(w.size());
-    uint32_t parts = (length + format::kSlotPayload - 1) / format::kSlotPayload;
+    uint32_t parts = format::recordSlots(length);
     uint64_t pos = s->ring.claim(parts);
     if (pos == RingBuffer::kNoPosition) {
         return;
     }
     t_open = {pos, pos + parts};
-    for (uint32_t i = 0; i < parts; ++i) {
-        format::Slot& slot = s->ring.at(pos + i);
-        slot.type = i == 0 ? format::SlotType::Blob : format::SlotType::BlobCont;
-        slot.length = i == 0 ? length : 0;
-        uint32_t off = i * format::kSlotPayload;
-        std::memcpy(slot.payload, buf + off, std::min(format::kSlotPayload, length - off));
-    }
+    format::splitRecord(buf, length,
+                        [&](uint32_t part) -> format::Slot& { return s->ring.at(pos + part); });
     for (uint32_t i = 0; i < parts; ++i) {
         s->ring.commit(pos + i);
     }
@@ -104,10 +104,7 @@ void drainHere(void* ctx) {
 
 // Fills the claimed slot and publishes it: from here on the event is in the file.
 void publishEvent(Session* s, uint64_t pos, const format::Event& e) {
-    format::Slot& slot = s->ring.at(pos);
-    slot.type = format::SlotType::Event;
-    slot.length = 0;
-    std::memcpy(slot.payload, &e, sizeof e);
+    format::fillEventSlot(s->ring.at(pos), e);
     s->ring.commit(pos);
     t_open = {};
 }

@@ -12,7 +12,8 @@
 #include "python/python_stacks.h"
 #include "stack_table.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
+#include <gpumemtrace/format/records.h>
 
 #include <atomic>
 #include <cstdint>

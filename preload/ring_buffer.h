@@ -28,7 +28,7 @@
 // call made after the trace ended. A provisional seal (before execve) can be lifted again.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/ring_slot.h>
 
 #include <atomic>
 #include <cstdint>

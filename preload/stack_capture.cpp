@@ -2,7 +2,7 @@
 
 #include "unwind_cache.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/record_limits.h>
 
 #include <link.h>
 

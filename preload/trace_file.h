@@ -9,7 +9,8 @@
 // fails cleanly, and leaves no partial frame behind.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/file_layout.h>
+#include <gpumemtrace/format/ring_slot.h>
 
 #include <cstdint>
 #include <string>

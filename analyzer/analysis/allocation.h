@@ -4,7 +4,7 @@
 #include "analysis/live_accounting.h"
 #include "analysis/phase_tracker.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstdint>
 

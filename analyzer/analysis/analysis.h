@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <gpumemtrace/format/file_layout.h>
+
 namespace gmt::analyzer {
 
 struct AnalysisOptions {

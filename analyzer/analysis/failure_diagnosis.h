@@ -3,7 +3,7 @@
 // fragmentation, or memory held by someone the trace does not see.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstdint>
 #include <string>

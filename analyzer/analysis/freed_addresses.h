@@ -11,7 +11,7 @@
 
 #include "base/flat_map.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstddef>
 #include <cstdint>

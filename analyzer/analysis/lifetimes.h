@@ -15,7 +15,7 @@
 #include "base/flat_map.h"
 #include "model/error_type.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstdint>
 #include <map>

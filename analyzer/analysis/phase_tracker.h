@@ -15,7 +15,7 @@
 // top-level entry, kOtherPhases.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <string>

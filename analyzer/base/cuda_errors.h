@@ -3,7 +3,7 @@
 // are generated at build time from the CUDA toolkit's headers (cmake/CudaErrorNames.cmake).
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstdint>
 #include <span>

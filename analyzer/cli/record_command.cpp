@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gpumemtrace/settings.h>
+
 namespace gmt::cli {
 
 namespace {
@@ -240,7 +242,7 @@ int runRecord(const RecordArgs& args) {
     }
     const char* existing = std::getenv("LD_PRELOAD");
     ::setenv("LD_PRELOAD", withPreload(existing ? existing : "", library).c_str(), 1);
-    ::setenv("GPUMEMTRACE_OUTPUT", tmpl.c_str(), 1);
+    ::setenv(settings::kOutput.name, tmpl.c_str(), 1);
     // NVTX ranges become phases (preload/hooks/nvtx_injection.cpp), unless another NVTX
     // tool was chosen already: that one keeps the ranges.
     ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
@@ -254,19 +256,19 @@ int runRecord(const RecordArgs& args) {
                  (path && *path ? std::string(path) + ":" + plugin_dir : plugin_dir).c_str(), 1);
     }
     if (args.stack_depth) {
-        ::setenv("GPUMEMTRACE_STACK_DEPTH", std::to_string(*args.stack_depth).c_str(), 1);
+        ::setenv(settings::kStackDepth.name, std::to_string(*args.stack_depth).c_str(), 1);
     }
     if (args.buffer_size) {
-        ::setenv("GPUMEMTRACE_BUFFER_SIZE", std::to_string(*args.buffer_size).c_str(), 1);
+        ::setenv(settings::kBufferSize.name, std::to_string(*args.buffer_size).c_str(), 1);
     }
     if (!args.on_full.empty()) {
-        ::setenv("GPUMEMTRACE_ON_FULL", args.on_full.c_str(), 1);
+        ::setenv(settings::kOnFull.name, args.on_full.c_str(), 1);
     }
     if (!args.log_level.empty()) {
-        ::setenv("GPUMEMTRACE_LOG_LEVEL", args.log_level.c_str(), 1);
+        ::setenv(settings::kLogLevel.name, args.log_level.c_str(), 1);
     }
     if (args.no_python) {
-        ::setenv("GPUMEMTRACE_PYTHON", "0", 1);
+        ::setenv(settings::kPython.name, "0", 1);
     }
 
     TraceDiscovery discovery(tmpl);
@@ -322,7 +324,7 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "Trace path template: %p pid, %r rank, %h host, %t start time, "
                     "%q{VAR} environment variable; missing directories are created "
                     "(GPUMEMTRACE_OUTPUT)")
-        ->default_str("gpumemtrace.%p.gmtrace");
+        ->default_str(settings::kOutput.default_value);
     cmd->add_option("--stack-depth", args->stack_depth,
                     "Frames captured per event, 0 for none (GPUMEMTRACE_STACK_DEPTH; default "
                     "64)")

@@ -10,7 +10,8 @@
 #include "model/frame.h"
 #include "model/moment.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <functional>

@@ -6,7 +6,7 @@
 // lets frames be decoded in parallel, before the frames ahead of them are.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event_codec.h>
 
 #include <cstdint>
 #include <cstring>

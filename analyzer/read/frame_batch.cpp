@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include <gpumemtrace/format/byte_coding.h>
+#include <gpumemtrace/format/file_layout.h>
+
 namespace gmt::analyzer {
 
 using format::FrameHeader;

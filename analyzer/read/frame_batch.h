@@ -9,7 +9,7 @@
 
 #include "read/trace_file.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event_codec.h>
 
 #include <cstdint>
 #include <cstdlib>

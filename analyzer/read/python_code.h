@@ -3,7 +3,7 @@
 // of a stack's Python frames into its native frames at the evaluation frames that ran them.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <string>

@@ -3,7 +3,8 @@
 // destroys the large stack member.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
+#include <gpumemtrace/format/records.h>
 
 namespace gmt::analyzer {
 

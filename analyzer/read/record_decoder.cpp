@@ -1,5 +1,8 @@
 #include "read/record_decoder.h"
 
+#include <gpumemtrace/format/event_codec.h>
+#include <gpumemtrace/format/record_codec.h>
+
 namespace gmt::analyzer {
 
 using format::RecordTag;

@@ -6,6 +6,9 @@
 
 #include <span>
 
+#include <gpumemtrace/format/byte_coding.h>
+#include <gpumemtrace/format/event_codec.h>
+
 namespace gmt::analyzer {
 
 enum class DecodeStatus {

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include <gpumemtrace/format/file_layout.h>
+
 namespace gmt::analyzer {
 
 std::string hex(uint64_t value);

@@ -68,27 +68,26 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
             ++skipped_; // an orphaned continuation, or garbage
             continue;
         }
-        const uint32_t parts = (slot.length + format::kSlotPayload - 1) / format::kSlotPayload;
+        const uint32_t parts = format::recordSlots(slot.length);
         // Its pieces' positions are its own, whether they were committed or not: a piece
         // never committed loses this record (skipped below), not an event.
         expected_ = std::max(expected_, position + parts);
-        blob_.assign(slot.payload, slot.payload + std::min(slot.length, format::kSlotPayload));
-        bool whole = true;
-        for (uint32_t part = 1; part < parts; ++part) {
-            if (cursor_ >= committed_.size() || committed_[cursor_].first != position + part) {
-                whole = false; // a continuation never committed: the record is lost
-                break;
-            }
-            Slot cont{};
-            if (!readSlot(committed_[cursor_].second, cont) || cont.type != SlotType::BlobCont) {
-                whole = false;
-                break;
-            }
-            ++cursor_;
-            uint32_t take = std::min<uint32_t>(format::kSlotPayload,
-                                               slot.length - static_cast<uint32_t>(blob_.size()));
-            blob_.insert(blob_.end(), cont.payload, cont.payload + take);
-        }
+        blob_.resize(slot.length);
+        // The continuations are the next committed positions, taken from the cursor only
+        // as far as they are whole continuations: a slot that is not stays for the loop.
+        uint32_t asked = 0;
+        Slot cont{};
+        const bool whole =
+            format::joinRecord(slot, blob_.data(), [&](uint32_t part) -> const Slot* {
+                asked = part;
+                const size_t at = cursor_ + part - 1;
+                if (at >= committed_.size() || committed_[at].first != position + part ||
+                    !readSlot(committed_[at].second, cont)) {
+                    return nullptr; // a continuation never committed: the record is lost
+                }
+                return &cont;
+            });
+        cursor_ += whole ? asked : asked - 1;
         if (!whole) {
             ++skipped_;
             continue;

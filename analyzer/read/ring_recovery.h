@@ -6,6 +6,10 @@
 #include "read/record.h"
 #include "read/trace_file.h"
 
+#include <gpumemtrace/format/event_codec.h>
+#include <gpumemtrace/format/file_layout.h>
+#include <gpumemtrace/format/ring_slot.h>
+
 #include <cstdint>
 #include <utility>
 #include <vector>

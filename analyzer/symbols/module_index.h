@@ -5,7 +5,7 @@
 // symbolize/, a separate library) use it.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstddef>
 #include <cstdint>

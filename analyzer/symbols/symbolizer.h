@@ -8,7 +8,7 @@
 #include "model/frame.h"
 #include "symbols/module_index.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <memory>

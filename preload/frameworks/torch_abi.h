@@ -4,7 +4,7 @@
 // version is left alone (the trace says so). The one table: a new version is a new row.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstddef>
 #include <cstdint>

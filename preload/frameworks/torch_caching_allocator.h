@@ -14,7 +14,8 @@
 // branch, as it does in a process without PyTorch.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
+#include <gpumemtrace/format/records.h>
 
 #include <atomic>
 #include <cstdint>

@@ -3,6 +3,8 @@
 #include "objects.h"
 #include "plain_load.h"
 
+#include <gpumemtrace/format/checksum.h>
+
 namespace gmt::preload::python {
 namespace {
 

@@ -17,7 +17,7 @@
 
 #include "interpreter.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <atomic>
 #include <cstdint>

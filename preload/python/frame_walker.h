@@ -6,7 +6,7 @@
 
 #include "interpreter.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/record_limits.h>
 
 #include <cstdint>
 

@@ -6,7 +6,7 @@
 
 #include "layout.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <atomic>
 #include <cstdint>

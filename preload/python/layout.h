@@ -6,7 +6,7 @@
 // docs/python.md lists every field, where it comes from and why reading it is safe.
 #pragma once
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <cstdint>
 #include <optional>

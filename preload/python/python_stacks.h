@@ -8,7 +8,7 @@
 #include "code_table.h"
 #include "interpreter.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <atomic>
 #include <cstdint>

@@ -91,7 +91,7 @@ uint64_t blobPositions(size_t body_bytes) {
             break;
         }
     }
-    return (record + tf::kSlotPayload - 1) / tf::kSlotPayload;
+    return tf::recordSlots(static_cast<uint32_t>(record));
 }
 
 } // namespace

@@ -199,8 +199,7 @@ class TraceBuilder {
 
     TraceBuilder& ringEvent(uint64_t position, const tf::Event& e) {
         tf::Slot& s = slot(position);
-        s.type = tf::SlotType::Event;
-        std::memcpy(s.payload, &e, sizeof e);
+        tf::fillEventSlot(s, e);
         s.seq = position + 1;
         return *this;
     }
@@ -215,15 +214,11 @@ class TraceBuilder {
         tf::ByteWriter rw(rec.data(), rec.size());
         tf::appendRecord(rw, tf::RecordTag::Stack, bw.data(), bw.size());
         rec.resize(rw.size());
-        const uint32_t parts =
-            static_cast<uint32_t>((rec.size() + tf::kSlotPayload - 1) / tf::kSlotPayload);
+        const auto length = static_cast<uint32_t>(rec.size());
+        const uint32_t parts = tf::recordSlots(length);
         for (uint32_t part = 0; part < parts; ++part) {
             tf::Slot& s = slot(position + part);
-            s.type = part == 0 ? tf::SlotType::Blob : tf::SlotType::BlobCont;
-            s.length = part == 0 ? static_cast<uint32_t>(rec.size()) : 0;
-            size_t from = size_t{part} * tf::kSlotPayload;
-            size_t n = std::min<size_t>(tf::kSlotPayload, rec.size() - from);
-            std::memcpy(s.payload, rec.data() + from, n);
+            tf::fillRecordSlot(s, rec.data(), length, part);
             s.seq = part != 0 && part == omit_part ? 0 : position + part + 1;
         }
         return parts;

@@ -17,7 +17,7 @@
 #include "analysis/lifetimes.h"
 #include "analysis/live_accounting.h"
 
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/event.h>
 
 #include <cstdint>
 #include <map>

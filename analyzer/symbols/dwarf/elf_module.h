@@ -7,7 +7,7 @@
 #include "symbols/dwarf/dwarf_symbolizer.h"
 
 #include <elfutils/libdwfl.h>
-#include <gpumemtrace/trace_format.h>
+#include <gpumemtrace/format/records.h>
 
 #include <optional>
 #include <string>

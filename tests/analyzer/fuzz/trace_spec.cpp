@@ -64,7 +64,7 @@ std::vector<uint8_t> encodeRecord(uint8_t tag, const uint8_t* body, size_t size)
 }
 
 uint64_t positionsOf(size_t encoded_bytes) {
-    return std::max<uint64_t>(1, (encoded_bytes + tf::kSlotPayload - 1) / tf::kSlotPayload);
+    return std::max<uint64_t>(1, tf::recordSlots(static_cast<uint32_t>(encoded_bytes)));
 }
 
 uint32_t ringSlots(const TraceSpec& spec) {
@@ -596,11 +596,8 @@ void addRingRecord(TraceSpec& spec, uint64_t position, uint8_t tag,
     for (uint64_t part = 0; part < parts; ++part) {
         RingItem item;
         item.position = position + part;
-        item.slot.type = part == 0 ? tf::SlotType::Blob : tf::SlotType::BlobCont;
-        item.slot.length = part == 0 ? static_cast<uint32_t>(rec.size()) : 0;
-        const size_t from = part * tf::kSlotPayload;
-        const size_t n = std::min<size_t>(tf::kSlotPayload, rec.size() - from);
-        std::memcpy(item.slot.payload, rec.data() + from, n);
+        tf::fillRecordSlot(item.slot, rec.data(), static_cast<uint32_t>(rec.size()),
+                           static_cast<uint32_t>(part));
         item.committed = !(part != 0 && part == omit);
         spec.ring.push_back(item);
     }

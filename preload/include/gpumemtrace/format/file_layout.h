@@ -1,0 +1,77 @@
+// Where things lie in a trace file, and the two fixed structures that say so: the
+// prologue (first page) and the header of each log frame, with their checksums. The
+// prose description is docs/trace-format.md (Layout, Prologue, Log frames).
+//
+//   0            4096                   4096 + slots*128
+//   +------------+----------------------+-----------------------------------------+
+//   | prologue   | ring (MAP_SHARED)    | log: frame, frame, frame, ...           |
+//   +------------+----------------------+-----------------------------------------+
+//
+// Producers (application threads) commit fixed-size slots into the ring, which is a
+// shared mapping of the file itself: a committed slot is in the page cache the moment
+// the call returns, so it survives SIGKILL. The writer thread drains slots in sequence
+// order into compact, checksummed frames appended to the log. A reader takes every valid
+// frame, then every committed ring slot whose sequence number the frames do not cover.
+#pragma once
+
+#include <gpumemtrace/format/checksum.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gmt::format {
+
+inline constexpr char kMagic[8] = {'G', 'M', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kPrologueSize = 4096;
+inline constexpr uint32_t kSlotSize = 128;
+inline constexpr uint32_t kFrameMagic = 0x52464d47; // "GMFR" little-endian
+inline constexpr uint32_t kMaxFramePayload = 16u << 20;
+inline constexpr uint32_t kMinRingSlots = 1024;
+inline constexpr uint32_t kMaxRingSlots = 1u << 24;
+
+// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events` and
+// `flags`, which the recorder updates in place (they live in the shared mapping, so they
+// are durable).
+struct Prologue {
+    char magic[8];
+    uint32_t format_version;
+    uint32_t prologue_size; // sizeof(Prologue)
+    uint64_t ring_offset;   // = kPrologueSize
+    uint32_t ring_slots;    // power of two, kMinRingSlots..kMaxRingSlots
+    uint32_t slot_size;     // = kSlotSize
+    uint64_t log_offset;    // = ring_offset + ring_slots * slot_size
+    uint64_t dropped_events;
+    uint32_t flags;    // kPrologue* bits
+    uint32_t checksum; // crc32c of the bytes before `dropped_events`
+};
+static_assert(sizeof(Prologue) == 56);
+inline constexpr size_t kPrologueChecksummedBytes = offsetof(Prologue, dropped_events);
+
+// Prologue flags. The log could not be written (full file system, quota, file size
+// limit): the recorder stopped there. What the log lacks is in the ring; every call after
+// the failure counts in `dropped_events`.
+inline constexpr uint32_t kPrologueLogFailed = 1u << 0;
+
+// Log frames. A frame is written with one pwrite; the checksum covers everything after
+// the checksum field (header rest + payload), so a torn or partly written frame fails it.
+struct FrameHeader {
+    uint32_t magic;        // kFrameMagic
+    uint32_t checksum;     // crc32c(payload_size..end of payload)
+    uint32_t payload_size; // bytes of records following this header
+    uint32_t record_count;
+    uint64_t end_seq; // ring sequence position just after the last slot this frame covers
+};
+static_assert(sizeof(FrameHeader) == 24);
+
+inline uint32_t frameChecksum(const FrameHeader& h, const uint8_t* payload) {
+    uint32_t crc =
+        crc32c(&h.payload_size, sizeof(FrameHeader) - offsetof(FrameHeader, payload_size));
+    return crc32c(payload, h.payload_size, crc);
+}
+
+inline uint32_t prologueChecksum(const Prologue& p) {
+    return crc32c(&p, kPrologueChecksummedBytes);
+}
+
+} // namespace gmt::format

@@ -1,0 +1,57 @@
+// The recorder's settings: every GPUMEMTRACE_* environment variable libgpumemtrace.so reads,
+// listed once with its name, type, default and meaning. One table, so that the places that
+// name them cannot drift apart: the recorder parses them from it (preload/config.cpp),
+// `gpumemtrace record` sets them by its names (analyzer/cli/record_command.cpp), and
+// tests/recorder/settings_test.cpp checks that docs/configuration.md documents exactly
+// these, each with its default. Plain constants only: the recorder reads them while the
+// process is still loading.
+#pragma once
+
+namespace gmt::settings {
+
+// How the recorder reads a value. One it cannot read is replaced by the default (the
+// traced program never stops because of the tracer's configuration).
+enum class Type {
+    Text,   // taken as it is
+    Switch, // 0, false, no, off, or 1, true, yes, on
+    Flag,   // 0 turns it off; anything else leaves it on
+    Count,  // a decimal number in the range the meaning gives
+    Size,   // bytes, or K/M/G (gpumemtrace/byte_size.h)
+    Choice, // one of the words the meaning lists
+};
+
+struct Setting {
+    const char* name; // the environment variable
+    Type type;
+    const char* default_value; // as it would be written in the environment
+    const char* meaning;       // one line; docs/configuration.md says more
+};
+
+// X(id, name, type, default, meaning), in the order the recorder reads them.
+#define GMT_RECORDER_SETTINGS(X)                                                                   \
+    X(kLogLevel, "GPUMEMTRACE_LOG_LEVEL", Choice, "warn",                                          \
+      "the recorder's messages on stderr: trace, debug, info, warn, error, critical or off")       \
+    X(kEnable, "GPUMEMTRACE_ENABLE", Switch, "1",                                                  \
+      "0 passes every call through untouched and writes no trace; 1 traces")                       \
+    X(kOutput, "GPUMEMTRACE_OUTPUT", Text, "gpumemtrace.%p.gmtrace",                               \
+      "trace path template: %p pid, %r rank, %h host, %t start time, %q{VAR}, %% a percent sign")  \
+    X(kStackDepth, "GPUMEMTRACE_STACK_DEPTH", Count, "64",                                         \
+      "native frames captured per event, 0 to 256 (0: no stacks)")                                 \
+    X(kPython, "GPUMEMTRACE_PYTHON", Flag, "1", "0 leaves CPython's frames out of the stacks")     \
+    X(kCachingAllocator, "GPUMEMTRACE_CACHING_ALLOCATOR", Flag, "1",                               \
+      "0 leaves out the block events of PyTorch's caching allocator")                              \
+    X(kBufferSize, "GPUMEMTRACE_BUFFER_SIZE", Size, "1M",                                          \
+      "size of the event ring in the trace file: bytes, K, M or G")                                \
+    X(kOnFull, "GPUMEMTRACE_ON_FULL", Choice, "block",                                             \
+      "a thread that finds the ring full: block (drain it or wait) or drop (count the loss)")
+
+#define GMT_SETTING_CONSTANT(id, name, type, default_value, meaning)                               \
+    inline constexpr Setting id{name, Type::type, default_value, meaning};
+GMT_RECORDER_SETTINGS(GMT_SETTING_CONSTANT)
+#undef GMT_SETTING_CONSTANT
+
+#define GMT_SETTING_ENTRY(id, name, type, default_value, meaning) &id,
+inline constexpr const Setting* kRecorderSettings[] = {GMT_RECORDER_SETTINGS(GMT_SETTING_ENTRY)};
+#undef GMT_SETTING_ENTRY
+
+} // namespace gmt::settings
