@@ -1,8 +1,8 @@
 // toJson: the typed Report -> JSON, field names and order as docs/report.schema.json.
 #include "report/report_json.h"
 
+#include "base/hex.h"
 #include "base/text_safety.h"
-#include "read/record_json.h"
 
 namespace gmt::analyzer {
 
