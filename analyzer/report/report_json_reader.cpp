@@ -776,10 +776,6 @@ void frameworksOf(const Field& root, Report& r) {
 
 } // namespace
 
-Frame frameFromJson(const Json& frame) {
-    return frameOf(Field(frame, "frame"));
-}
-
 Report fromJson(const Json& json) {
     if (!json.is_object() || !json.contains("schema_version")) {
         throw ReportFormatError("JSON but not a gpumemtrace report (no schema_version)");
