@@ -149,20 +149,7 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
         onBlockEvent(p, process, e);
         return;
     }
-    // The peak's live set lasts until the first thing that ends memory or address space;
-    // its snapshot (sites, fragmentation) is taken right before that, so it includes
-    // mappings made on the plateau.
-    switch (e.op) {
-    case Op::Free:
-    case Op::VmmRelease:
-    case Op::VmmUnmap:
-    case Op::VmmAddressFree:
-    case Op::Teardown:
-        accounting_.settle();
-        break;
-    default:
-        break;
-    }
+    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
     if (p.phase_tracker->current() == kNoPhase) {
         if (p.lifetimes->onEvent(e)) {
             onFailure(process, e);
@@ -191,17 +178,6 @@ BlockTracker& Analysis::blocksOf(ProcessData& p, uint32_t process) {
 // A block event is the tensor level: it never changes the process's own allocations (the
 // segments are Alloc and VmmMap events of their own).
 void Analysis::onBlockEvent(ProcessData& p, uint32_t process, const format::Event& e) {
-    switch (static_cast<format::BlockAction>(e.api)) {
-    case format::BlockAction::FreeRequested:
-    case format::BlockAction::FreeCompleted:
-    case format::BlockAction::SegmentFree:
-    case format::BlockAction::SegmentUnmap:
-        // The tensor peak's live set ends here: its snapshot sees the blocks before.
-        block_accounting_.settle();
-        break;
-    default:
-        break;
-    }
     blocksOf(p, process).onEvent(e, p.phase_tracker->current());
 }
 

@@ -210,7 +210,30 @@ void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device, bool uncert
     g.bytes_by_device[device] += bytes;
 }
 
+namespace {
+
+// What may end memory or address space. The peak's live set lasts until the first of these;
+// its snapshot (sites, fragmentation) is taken right before, so it includes mappings made
+// on the plateau.
+bool mayEnd(Op op) {
+    switch (op) {
+    case Op::Free:
+    case Op::VmmRelease:
+    case Op::VmmUnmap:
+    case Op::VmmAddressFree:
+    case Op::Teardown:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
 bool Lifetimes::onEvent(const Event& e) {
+    if (mayEnd(e.op)) {
+        gate();
+    }
     event_ = &e;
     switch (e.op) {
     case Op::Alloc:
@@ -320,8 +343,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         }
     }
     while (it != pointers_.end() && it->first < end) {
-        accounting_.settle();
-        ++counters_.implicit_ends;
+        implicitEnd();
         accounting_.remove(charge(it->second), time_ns);
         notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
         if (it->second.kind != Kind::HostPinned) {
@@ -357,8 +379,7 @@ void Lifetimes::addAllocation(const Event& e) {
         auto old = arrays_.find(a.address);
         if (old != arrays_.end()) {
             teardown_.unlink(old->second);
-            accounting_.settle();
-            ++counters_.implicit_ends;
+            implicitEnd();
             accounting_.remove(charge(old->second), e.time_ns);
             notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
             liveOn(old->second.device) -= old->second.size;
@@ -424,8 +445,7 @@ PhysicalHandle handleFrom(const Event& e, HandleOrigin origin, uint32_t referenc
 void Lifetimes::onVmmCreate(const Event& e) {
     auto old = handles_.find(e.handle);
     if (old != handles_.end()) { // a value reused while we still hold it: lost release
-        accounting_.settle();
-        ++counters_.implicit_ends;
+        implicitEnd();
         endHandle(old, e.time_ns, LifetimeEnd::Replaced);
     }
     PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
@@ -514,8 +534,7 @@ void Lifetimes::onVmmMap(const Event& e) {
         // Mapped again where a mapping still is: its unmap was not recorded.
         Event unmap = e;
         unmap.size = 1;
-        accounting_.settle();
-        ++counters_.implicit_ends;
+        implicitEnd();
         onVmmUnmap(unmap);
     }
     auto it = handles_.find(e.handle);

@@ -146,7 +146,11 @@ class Lifetimes {
   public:
     Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_errors = 1000);
 
-    // Returns true when the event is a failed allocation (the caller diagnoses it).
+    // Returns true when the event is a failed allocation (the caller diagnoses it). What may
+    // end memory or address space passes gate() first: an event that may (a free, release,
+    // unmap, address free, teardown) before anything of it is applied, and an end that an
+    // event implies without naming it (implicitEnd(): a lost free's allocation replaced)
+    // before it is made.
     bool onEvent(const format::Event& e);
     // Tells `observer` (may be null) of every counted lifetime from now on.
     void setObserver(LifetimeObserver* observer) { observer_ = observer; }
@@ -228,6 +232,16 @@ class Lifetimes {
         }
     }
     void onTeardown(const format::Event& e);
+    // The one gate before an end: the accounting's pending peak snapshot is taken now, while
+    // pointers, handles, mappings and reservations (what the snapshot measures) still hold
+    // the peak's live set. One branch when nothing is pending.
+    void gate() { accounting_.settle(); }
+    // An allocation, handle or mapping that an event ends without naming it (its own end
+    // was not recorded): gated and counted before anything changes.
+    void implicitEnd() {
+        gate();
+        ++counters_.implicit_ends;
+    }
     // `before_gap`: the allocation or free the error contradicts came before a gap.
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
                std::string detail, bool before_gap);

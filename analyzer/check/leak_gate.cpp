@@ -1,5 +1,6 @@
 #include "check/leak_gate.h"
 
+#include "base/hex.h"
 #include "base/human_time.h"
 #include "base/size_parse.h"
 #include "views/missing_events_text.h"
@@ -27,12 +28,6 @@ void appendStack(std::vector<DetailLine>& out, const analyzer::Stack& stack,
     for (const analyzer::FrameText& f : analyzer::stackText(stack, detail.stacks)) {
         out.push_back({indent + f.what, f.where});
     }
-}
-
-std::string hexAddress(uint64_t address) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
-    return buf;
 }
 
 // The rows of the limited phase; empty when it was never marked.
@@ -297,7 +292,7 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
         if (count > detail.top) {
             continue;
         }
-        std::string line = type + ": " + e.api + "(" + hexAddress(e.address) + ")";
+        std::string line = type + ": " + e.api + "(" + analyzer::hex(e.address) + ")";
         if (!e.detail.empty()) {
             line += ": " + e.detail;
         }

@@ -3,6 +3,7 @@
 // unusable input.
 #include "cli/commands.h"
 
+#include "base/output_file.h"
 #include "base/size_parse.h"
 #include "base/text_safety.h"
 #include "check/builtin_suppressions.h"
@@ -15,7 +16,6 @@
 #include "check/suppressions.h"
 #include "cli/check_gate.h"
 #include "cli/count_option.h"
-#include "cli/output_file.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "report/rank_table.h"
@@ -241,7 +241,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
             stream << githubAnnotations(verdicts, root);
         }
     }
-    finishStream(stream, "standard output");
+    analyzer::finishStream(stream, "standard output");
 
     if (!args.junit.empty()) {
         std::vector<JUnitSuite> suites;
@@ -253,10 +253,11 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
             }
             suites.push_back(junitSuite(v, name));
         }
-        writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
+        analyzer::writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
     }
     if (!args.sarif.empty()) {
-        writeOutputFile(args.sarif, analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n");
+        analyzer::writeOutputFile(args.sarif,
+                                  analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n");
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }

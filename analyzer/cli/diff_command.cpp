@@ -2,10 +2,10 @@
 // traces or JSON reports; exit 1 when a growth limit is exceeded, 2 for bad input.
 #include "cli/commands.h"
 
+#include "base/output_file.h"
 #include "base/size_parse.h"
 #include "base/text_safety.h"
 #include "cli/count_option.h"
-#include "cli/output_file.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "diff/diff_json.h"
@@ -116,7 +116,7 @@ int runDiff(const DiffArgs& args) {
         std::cout << analyzer::jsonText(
                          diffJson(args.base, args.now, pairs, only_in_base, only_in_new), 2)
                   << '\n';
-        finishStdout();
+        analyzer::finishStdout();
         return violations.empty() ? kExitOk : kExitNotOk;
     }
     for (const DiffPair& p : pairs) {
@@ -134,13 +134,13 @@ int runDiff(const DiffArgs& args) {
     }
     if (violations.empty()) {
         std::cout << "gpumemtrace diff: within limits\n";
-        finishStdout();
+        analyzer::finishStdout();
         return kExitOk;
     }
     for (const std::string& v : violations) {
         std::cout << "gpumemtrace diff: FAIL " << analyzer::printable(v) << '\n';
     }
-    finishStdout();
+    analyzer::finishStdout();
     return kExitNotOk;
 }
 

@@ -2,7 +2,7 @@
 // (log frames, then records recovered from the ring, marked "recovered": true).
 #include "cli/commands.h"
 
-#include "cli/output_file.h"
+#include "base/output_file.h"
 #include "read/record_json.h"
 #include "read/trace_error.h"
 #include "read/trace_reader.h"

@@ -2,6 +2,7 @@
 // preloaded, exits with CMD's status, and says which traces the run produced.
 #include "cli/commands.h"
 
+#include "base/output_file.h"
 #include "base/size_parse.h"
 #include "base/text_safety.h"
 #include "check/suppressions.h"
@@ -19,7 +20,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -159,14 +159,8 @@ bool writeHtmlReport(const std::vector<std::string>& traces) {
     }
     path += ".html";
     try {
-        const std::string page =
-            analyzer::renderHtml(analyzer::reportOfTraces(traces, analyzer::htmlReportOptions()));
-        std::ofstream file(path, std::ios::trunc);
-        file << page;
-        if (!file.flush()) {
-            std::cerr << "gpumemtrace record: cannot write " << analyzer::printable(path) << '\n';
-            return false;
-        }
+        analyzer::writeOutputFile(path, analyzer::renderHtml(analyzer::reportOfTraces(
+                                            traces, analyzer::htmlReportOptions())));
     } catch (const std::exception& e) {
         std::cerr << "gpumemtrace record --html: " << analyzer::printable(e.what()) << '\n';
         return false;

@@ -4,10 +4,10 @@
 #include "cli/commands.h"
 
 #include "analysis/timeline.h"
+#include "base/output_file.h"
 #include "base/text_safety.h"
 #include "cli/count_option.h"
 #include "cli/framework_options.h"
-#include "cli/output_file.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "model/report.h"
@@ -83,11 +83,7 @@ int runReport(const ReportArgs& args) {
         out = renderText(report, style);
     }
     // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
-    if (args.output.empty()) {
-        writeStdout(out);
-    } else {
-        writeOutputFile(args.output, out);
-    }
+    writeOutputFile(args.output.empty() ? "-" : args.output, out);
     return kExitOk;
 }
 

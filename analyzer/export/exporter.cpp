@@ -1,6 +1,7 @@
 #include "export/exporter.h"
 
 #include "analysis/trace_analysis.h"
+#include "base/output_file.h"
 #include "base/text_safety.h"
 #include "export/memory_viz_writer.h"
 #include "export/ndjson_writer.h"
@@ -54,12 +55,12 @@ std::unique_ptr<ExportWriter> makeWriter(const Analysis& analysis,
                                               o.symbols, o.full_stacks);
     case ExportFormat::Ndjson:
         if (o.output.empty() || o.output == "-") {
-            throw ExportError("ndjson writes one file per table: give a directory with -o DIR");
+            throw OutputError("ndjson writes one file per table: give a directory with -o DIR");
         }
         makeDirectory(o.output);
         return std::make_unique<NdjsonWriter>(analysis, o.output, o.symbols);
     }
-    throw ExportError("unknown export format");
+    throw OutputError("unknown export format");
 }
 
 } // namespace
@@ -70,7 +71,7 @@ std::vector<std::string> memoryVizOutputs(const std::vector<std::string>& traces
         return {outputOrStdout(output)};
     }
     if (output.empty() || output == "-") {
-        throw ExportError("memory-viz writes one snapshot per process: with several traces, "
+        throw OutputError("memory-viz writes one snapshot per process: with several traces, "
                           "give a directory with -o DIR");
     }
     makeDirectory(output);
@@ -79,7 +80,7 @@ std::vector<std::string> memoryVizOutputs(const std::vector<std::string>& traces
     for (const std::string& trace : traces) {
         const std::string name = stem(trace) + ".pickle";
         if (!names.insert(name).second) {
-            throw ExportError("two traces would both be written to " +
+            throw OutputError("two traces would both be written to " +
                               printable(output + "/" + name) + ": rename one of them");
         }
         outputs.push_back(output + "/" + name);

@@ -27,12 +27,12 @@ struct ExportOptions {
 };
 
 // Where each memory-viz snapshot goes, one per trace: OUT itself for one trace, else
-// DIR/NAME.pickle with NAME the trace's file name less ".gmtrace". Throws ExportError when
+// DIR/NAME.pickle with NAME the trace's file name less ".gmtrace". Throws OutputError when
 // two traces would write the same file or OUT is missing for several traces.
 std::vector<std::string> memoryVizOutputs(const std::vector<std::string>& traces,
                                           const std::string& output);
 
-// Throws TraceError for a trace that cannot be read at all, ExportError when an output
+// Throws TraceError for a trace that cannot be read at all, OutputError when an output
 // cannot be written. Outputs are opened before the first record is read.
 void exportTraces(const std::vector<std::string>& traces, const ExportOptions& options);
 

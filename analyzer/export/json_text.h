@@ -24,14 +24,6 @@ template <typename Int> void appendInt(std::string& out, Int value) {
     out.append(digits, end);
 }
 
-// "0x7f00..." as the report writes addresses (record_json.h's hex()), without printf.
-inline void appendHex(std::string& out, uint64_t value) {
-    char digits[20];
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value, 16);
-    out += "0x";
-    out.append(digits, end);
-}
-
 // Nanoseconds as microseconds with three decimals ("12.345"): exact, no floating point.
 void appendMicroseconds(std::string& out, uint64_t ns);
 

@@ -24,8 +24,8 @@
 
 #include "analysis/analysis.h"
 #include "base/flat_map.h"
+#include "base/output_file.h"
 #include "export/export_writer.h"
-#include "export/output_file.h"
 #include "export/pickle_writer.h"
 #include "export/stack_cache.h"
 

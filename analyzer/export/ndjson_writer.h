@@ -17,9 +17,9 @@
 
 #include "analysis/analysis.h"
 #include "base/flat_map.h"
+#include "base/output_file.h"
 #include "export/export_writer.h"
 #include "export/json_text.h"
-#include "export/output_file.h"
 
 #include <memory>
 #include <optional>

@@ -13,7 +13,7 @@
 // again; a repeated string or frames list costs five bytes after its first time.
 #pragma once
 
-#include "export/output_file.h"
+#include "base/output_file.h"
 
 #include <cstdint>
 #include <string>

@@ -2,6 +2,7 @@
 
 #include "base/cuda_errors.h"
 #include "base/flat_map.h"
+#include "base/hex.h"
 #include "base/human_bytes.h"
 #include "export/json_text.h"
 #include "views/frame_text.h"

@@ -21,8 +21,8 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "base/output_file.h"
 #include "export/export_writer.h"
-#include "export/output_file.h"
 #include "export/stack_cache.h"
 
 #include <map>

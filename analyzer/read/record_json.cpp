@@ -1,31 +1,9 @@
 #include "read/record_json.h"
 
+#include "base/hex.h"
 #include "read/python_code.h"
 
-#include <cstdio>
-
 namespace gmt::analyzer {
-
-std::string hex(uint64_t value) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-    return buf;
-}
-
-namespace {
-
-std::string bytesHex(const std::string& raw) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (char c : raw) {
-        auto b = static_cast<unsigned char>(c);
-        out.push_back(kDigits[b >> 4]);
-        out.push_back(kDigits[b & 0xf]);
-    }
-    return out;
-}
-
-} // namespace
 
 Json headerJson(const format::HeaderInfo& h) {
     return Json{{"pid", h.pid},

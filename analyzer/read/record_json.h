@@ -1,6 +1,5 @@
 // JSON renderings of trace records: the `dump` command's lines, and the pieces of the
-// report that echo trace facts. Addresses and handles are hex strings ("0x7f..."):
-// JSON numbers lose precision past 2^53 in most consumers.
+// report that echo trace facts. Addresses and handles are hex strings (base/hex.h).
 #pragma once
 
 #include "read/record.h"
@@ -12,8 +11,6 @@
 #include <gpumemtrace/format/file_layout.h>
 
 namespace gmt::analyzer {
-
-std::string hex(uint64_t value);
 
 Json headerJson(const format::HeaderInfo& h);
 Json eventJson(const format::Event& e);

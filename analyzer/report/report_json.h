@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "model/report.h"
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +13,15 @@ namespace gmt::analyzer {
 
 // The report as JSON; strings from the trace made valid UTF-8 (invalid bytes -> U+FFFD).
 Json toJson(const Report& report);
+
+// What toJson writes for a stack. By default an array of frameJson() objects; the HTML
+// page (views/html_report.h) writes indices into its table of distinct frames instead,
+// in the same single pass.
+using StackJson = std::function<Json(const Stack&)>;
+Json toJson(const Report& report, const StackJson& stack);
+
+// One frame as toJson writes it in a stack.
+Json frameJson(const Frame& frame);
 
 // A field of a saved report that is missing or of the wrong type, named by its path:
 // "leaks[3].bytes: expected an unsigned integer".
@@ -24,8 +34,5 @@ class ReportFormatError : public std::runtime_error {
 // with its type; optional fields are checked when present; unknown fields are ignored (a
 // newer gpumemtrace may add some). Throws ReportFormatError.
 Report fromJson(const Json& json);
-
-// One frame of a report's JSON (a member of a "stack" array), read as fromJson reads it.
-Frame frameFromJson(const Json& frame);
 
 } // namespace gmt::analyzer

@@ -91,7 +91,7 @@ class Field {
         }
         return json_.get<std::string>();
     }
-    // "0x1f" as written by record_json.h's hex().
+    // "0x1f" as written by base/hex.h's hex().
     uint64_t hex() const {
         const std::string s = str();
         uint64_t v = 0;
@@ -775,10 +775,6 @@ void frameworksOf(const Field& root, Report& r) {
 }
 
 } // namespace
-
-Frame frameFromJson(const Json& frame) {
-    return frameOf(Field(frame, "frame"));
-}
 
 Report fromJson(const Json& json) {
     if (!json.is_object() || !json.contains("schema_version")) {

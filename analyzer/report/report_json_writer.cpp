@@ -1,8 +1,8 @@
 // toJson: the typed Report -> JSON, field names and order as docs/report.schema.json.
 #include "report/report_json.h"
 
+#include "base/hex.h"
 #include "base/text_safety.h"
-#include "read/record_json.h"
 
 namespace gmt::analyzer {
 
@@ -15,6 +15,8 @@ std::string text(const std::string& s) {
 std::string_view languageName(FrameLanguage l) {
     return l == FrameLanguage::Python ? "python" : "native";
 }
+
+} // namespace
 
 Json frameJson(const Frame& f) {
     const bool python = f.language == FrameLanguage::Python;
@@ -31,7 +33,11 @@ Json frameJson(const Frame& f) {
     return j;
 }
 
-Json stackJson(const Stack& stack) {
+namespace {
+
+// The stacks as toJson(report) writes them; a StackJson of a caller's own takes its place
+// in every helper below (the parameter they call stackJson).
+Json frameObjects(const Stack& stack) {
     Json out = Json::array();
     for (const Frame& f : stack) {
         out.push_back(frameJson(f));
@@ -172,7 +178,7 @@ Json siteRefsJson(const std::vector<SiteRef>& sites) {
 }
 
 // The detail fields (report.h ReportDetail): empty unless they were asked for.
-void detailJson(const Report& r, Json& report) {
+void detailJson(const Report& r, Json& report, const StackJson& stackJson) {
     Json stacks = Json::array();
     for (const StackEntry& s : r.stacks) {
         stacks.push_back(
@@ -212,7 +218,7 @@ void detailJson(const Report& r, Json& report) {
     }
 }
 
-Json heldSitesJson(const std::vector<HeldSite>& sites) {
+Json heldSitesJson(const std::vector<HeldSite>& sites, const StackJson& stackJson) {
     Json out = Json::array();
     for (const HeldSite& site : sites) {
         out.push_back(Json{{"bytes", site.bytes},
@@ -225,7 +231,7 @@ Json heldSitesJson(const std::vector<HeldSite>& sites) {
     return out;
 }
 
-Json peakSitesJson(const std::vector<PeakSite>& sites) {
+Json peakSitesJson(const std::vector<PeakSite>& sites, const StackJson& stackJson) {
     Json out = Json::array();
     for (const PeakSite& site : sites) {
         out.push_back(Json{{"bytes", site.bytes},
@@ -276,7 +282,7 @@ Json spaceJson(const InsideSegmentsReport& m) {
                 {"segment_count", m.segment_count}};
 }
 
-Json cachingJson(const CachingReport& c) {
+Json cachingJson(const CachingReport& c, const StackJson& stackJson) {
     Json processes = Json::array();
     for (const CachingAllocatorReport& a : c.processes) {
         Json devices = Json::array();
@@ -291,25 +297,29 @@ Json cachingJson(const CachingReport& c) {
                                    {"allocated_end_bytes", d.allocated_end_bytes},
                                    {"reserved_end_bytes", d.reserved_end_bytes}});
         }
-        processes.push_back(Json{{"pid", a.pid},
-                                 {"allocator", text(a.allocator)},
-                                 {"version", text(a.version)},
-                                 {"status", text(a.status)},
-                                 {"detail", text(a.detail)},
-                                 {"config", text(a.config)},
-                                 {"sizes_exact", a.sizes_exact},
-                                 {"estimated_blocks", a.estimated_blocks},
-                                 {"unmatched_events", a.unmatched_events},
-                                 {"devices", std::move(devices)},
-                                 {"exit_freed_bytes", a.exit_freed.bytes},
-                                 {"exit_freed_blocks", a.exit_freed.blocks},
-                                 {"exit_freed_sites", a.exit_freed.sites},
-                                 {"exit_freed_top_sites", heldSitesJson(a.exit_freed.top_sites)},
-                                 {"exit_kept_bytes", a.exit_kept.bytes},
-                                 {"exit_kept_blocks", a.exit_kept.blocks},
-                                 {"exit_kept_sites", a.exit_kept.sites},
-                                 {"exit_kept_top_sites", heldSitesJson(a.exit_kept.top_sites)}});
+        processes.push_back(
+            Json{{"pid", a.pid},
+                 {"allocator", text(a.allocator)},
+                 {"version", text(a.version)},
+                 {"status", text(a.status)},
+                 {"detail", text(a.detail)},
+                 {"config", text(a.config)},
+                 {"sizes_exact", a.sizes_exact},
+                 {"estimated_blocks", a.estimated_blocks},
+                 {"unmatched_events", a.unmatched_events},
+                 {"devices", std::move(devices)},
+                 {"exit_freed_bytes", a.exit_freed.bytes},
+                 {"exit_freed_blocks", a.exit_freed.blocks},
+                 {"exit_freed_sites", a.exit_freed.sites},
+                 {"exit_freed_top_sites", heldSitesJson(a.exit_freed.top_sites, stackJson)},
+                 {"exit_kept_bytes", a.exit_kept.bytes},
+                 {"exit_kept_blocks", a.exit_kept.blocks},
+                 {"exit_kept_sites", a.exit_kept.sites},
+                 {"exit_kept_top_sites", heldSitesJson(a.exit_kept.top_sites, stackJson)}});
     }
+    // Each stack is written where it stands in the document, in order (the HTML page numbers
+    // its frames as they come).
+    Json tensor_peak_sites = peakSitesJson(c.tensor_peak.top_sites, stackJson);
     Json fragmentation = Json::array();
     for (const InsideSegmentsReport& m : c.fragmentation) {
         fragmentation.push_back(spaceJson(m));
@@ -339,19 +349,19 @@ Json cachingJson(const CachingReport& c) {
     return Json{{"processes", std::move(processes)},
                 {"tensor_peak", Json{{"bytes", c.tensor_peak.bytes},
                                      {"time_ns", c.tensor_peak.time_ns},
-                                     {"top_sites", peakSitesJson(c.tensor_peak.top_sites)}}},
+                                     {"top_sites", std::move(tensor_peak_sites)}}},
                 {"fragmentation", std::move(fragmentation)},
                 {"ooms", std::move(ooms)}};
 }
 
 // What the framework support adds (docs/analysis.md, "Held by a caching allocator at
 // exit"), in its own function so that the rest of the report stays as it was.
-void frameworksJson(const Report& r, Json& report) {
+void frameworksJson(const Report& r, Json& report, const StackJson& stackJson) {
     report["summary"]["held_at_exit_bytes"] = r.summary.held_at_exit_bytes;
     report["summary"]["held_at_exit_allocations"] = r.summary.held_at_exit_allocations;
     Json held = Json::array();
     for (const HeldReport& h : r.held_at_exit) {
-        Json sites = heldSitesJson(h.top_sites);
+        Json sites = heldSitesJson(h.top_sites, stackJson);
         held.push_back(Json{{"pid", h.pid},
                             {"allocator", text(h.allocator)},
                             {"bytes", h.bytes},
@@ -360,12 +370,16 @@ void frameworksJson(const Report& r, Json& report) {
                             {"top_sites", std::move(sites)}});
     }
     report["held_at_exit"] = std::move(held);
-    report["caching_allocator"] = r.caching ? cachingJson(*r.caching) : Json(nullptr);
+    report["caching_allocator"] = r.caching ? cachingJson(*r.caching, stackJson) : Json(nullptr);
 }
 
 } // namespace
 
 Json toJson(const Report& r) {
+    return toJson(r, frameObjects);
+}
+
+Json toJson(const Report& r, const StackJson& stackJson) {
     Json report;
     report["schema_version"] = r.schema_version;
     report["generator"] = text(r.generator);
@@ -589,8 +603,8 @@ Json toJson(const Report& r) {
     report["growth_scope"] = Json{{"phase", gs.phase ? Json(text(*gs.phase)) : Json(nullptr)},
                                   {"sites", gs.sites},
                                   {"bytes_per_iteration", gs.bytes_per_iteration}};
-    detailJson(r, report);
-    frameworksJson(r, report);
+    detailJson(r, report, stackJson);
+    frameworksJson(r, report, stackJson);
     return report;
 }
 

@@ -1,6 +1,6 @@
 #include "views/frame_text.h"
 
-#include "read/record_json.h"
+#include "base/hex.h"
 
 #include <algorithm>
 

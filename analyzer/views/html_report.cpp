@@ -1,5 +1,6 @@
 #include "views/html_report.h"
 
+#include "base/text_safety.h"
 #include "report/report_json.h"
 #include "views/frame_text.h"
 #include "views/html_assets.h"
@@ -20,39 +21,23 @@ constexpr size_t kMaxFrames = 16384;
 
 class FrameTable {
   public:
-    // Replaces every array of frame objects under `j` (members "stack",
-    // "allocation_stack", "frames") with an array of indices.
-    void intern(Json& j) {
-        if (j.is_array()) {
-            for (Json& item : j) {
-                intern(item);
-            }
-            return;
+    // A stack as the page writes it (toJson's StackJson): indices into the frame list.
+    Json stack(const Stack& stack) {
+        Json indices = Json::array();
+        for (const Frame& f : stack) {
+            indices.push_back(index(f));
         }
-        if (!j.is_object()) {
-            return;
-        }
-        for (auto it = j.begin(); it != j.end(); ++it) {
-            const std::string& key = it.key();
-            if ((key == "stack" || key == "allocation_stack" || key == "frames") &&
-                it->is_array()) {
-                Json indices = Json::array();
-                for (const Json& frame : *it) {
-                    indices.push_back(index(frame));
-                }
-                *it = std::move(indices);
-            } else {
-                intern(*it);
-            }
-        }
+        return indices;
     }
 
     Json take() && { return std::move(frames_); }
     uint64_t leftOut() const { return left_out_; }
 
   private:
-    size_t index(const Json& frame) {
-        const std::string key = jsonText(frame);
+    size_t index(const Frame& f) {
+        Json frame = frameJson(f);
+        // Frames are the same when the report writes them the same.
+        std::string key = jsonText(frame);
         auto found = seen_.find(key);
         if (found != seen_.end()) {
             return found->second;
@@ -71,20 +56,18 @@ class FrameTable {
                                        {"where", ""},
                                        {"hidden", false}});
             }
-            seen_.emplace(key, *placeholder_);
+            seen_.emplace(std::move(key), *placeholder_);
             return *placeholder_;
         }
-        auto [it, inserted] = seen_.try_emplace(key, frames_.size());
-        if (inserted) {
-            const Frame f = frameFromJson(frame);
-            const FrameText text = frameText(f);
-            Json entry = frame;
-            entry["label"] = text.what;
-            entry["where"] = text.where;
-            entry["hidden"] = hiddenFrame(f);
-            frames_.push_back(std::move(entry));
-        }
-        return it->second;
+        const FrameText text = frameText(f);
+        // Made valid UTF-8 as the report's own strings are (frameJson).
+        frame["label"] = validUtf8(text.what);
+        frame["where"] = validUtf8(text.where);
+        frame["hidden"] = hiddenFrame(f);
+        const size_t at = frames_.size();
+        frames_.push_back(std::move(frame));
+        seen_.emplace(std::move(key), at);
+        return at;
     }
 
     std::map<std::string, size_t> seen_;
@@ -128,9 +111,8 @@ ReportOptions htmlReportOptions() {
 }
 
 std::string renderHtml(const Report& report) {
-    Json data = toJson(report);
     FrameTable frames;
-    frames.intern(data);
+    Json data = toJson(report, [&frames](const Stack& stack) { return frames.stack(stack); });
     const uint64_t frames_left_out = frames.leftOut();
     const Json page_data{{"report", std::move(data)},
                          {"frames", std::move(frames).take()},

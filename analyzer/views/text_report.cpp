@@ -1,5 +1,6 @@
 #include "views/text_report.h"
 
+#include "base/hex.h"
 #include "base/human_bytes.h"
 #include "base/human_time.h"
 #include "views/missing_events_text.h"
@@ -345,10 +346,7 @@ class TextReport {
                   humanBytes(m.inactive_split_bytes) + "), largest free block " +
                   humanBytes(m.largest_free_bytes) + " in " + plural(m.segment_count, "segment"));
         for (const StreamSpaceReport& st : m.streams) {
-            char stream[32];
-            std::snprintf(stream, sizeof stream, "0x%llx",
-                          static_cast<unsigned long long>(st.stream));
-            out_.line("      stream " + std::string(stream) + ": " + humanBytes(st.free_bytes) +
+            out_.line("      stream " + hex(st.stream) + ": " + humanBytes(st.free_bytes) +
                           " free of " + humanBytes(st.reserved_bytes) + ", largest free block " +
                           humanBytes(st.largest_free_bytes),
                       Tone::Dim);
@@ -538,13 +536,10 @@ class TextReport {
         }
         heading("Errors");
         for (const ErrorReport& e : r_.errors) {
-            char address[24];
-            std::snprintf(address, sizeof address, "0x%llx",
-                          static_cast<unsigned long long>(e.address));
             out_.line({{"  " + std::string(e.uncertain ? "(uncertain) " : ""), Tone::Warn},
                        {std::string(errorTypeName(e.type)), e.uncertain ? Tone::Warn : Tone::Bad},
-                       {": " + e.api + "(" + address + ") at " + at(e.time_ns) + pidNote(e.pid) +
-                            ": " + e.detail,
+                       {": " + e.api + "(" + hex(e.address) + ") at " + at(e.time_ns) +
+                            pidNote(e.pid) + ": " + e.detail,
                         Tone::Plain}});
             out_.stack(e.stack, "      ");
             if (!e.allocation_stack.empty()) {

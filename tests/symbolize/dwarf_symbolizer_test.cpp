@@ -1,6 +1,7 @@
 // The DWARF symbolizer against this very process: the probes report addresses whose
 // function, file and line are known, and the module map comes from dl_iterate_phdr
 // exactly as the recorder builds it.
+#include "base/hex.h"
 #include "symbols/dwarf/build_id.h"
 #include "symbols/dwarf/dwarf_symbolizer.h"
 
@@ -81,7 +82,7 @@ struct TempDir {
 // DIR/.build-id/xx/yyyy.debug holding `debug_file`, the layout distributions install.
 void installBuildIdDebugFile(const fs::path& dir, const std::string& build_id,
                              const fs::path& debug_file) {
-    std::string hex = gmt::analyzer::symbolize::buildIdHex(build_id);
+    std::string hex = gmt::analyzer::bytesHex(build_id);
     fs::path target = dir / ".build-id" / hex.substr(0, 2) / (hex.substr(2) + ".debug");
     fs::create_directories(target.parent_path());
     fs::copy_file(debug_file, target);

@@ -43,6 +43,18 @@ void BlockTracker::endBlock(Device& d, std::map<uint64_t, Block>::iterator it, i
 }
 
 bool BlockTracker::onEvent(const format::Event& e, uint32_t phase) {
+    switch (static_cast<BlockAction>(e.api)) {
+    case BlockAction::FreeRequested:
+    case BlockAction::FreeCompleted:
+    case BlockAction::SegmentFree:
+    case BlockAction::SegmentUnmap:
+        // The gate: the tensor peak's live set ends here, and its snapshot must see the
+        // blocks and segments before.
+        accounting_.settle();
+        break;
+    default:
+        break;
+    }
     // No allocator hands out more than 2^48 bytes or wraps around the address space: such an
     // event is damage, and is not placed.
     constexpr uint64_t kMaxBytes = uint64_t{1} << 48;

@@ -81,7 +81,9 @@ class BlockTracker {
     void setRules(const AllocatorRules& rules) { rules_ = rules; }
     const AllocatorRules& rules() const { return rules_; }
 
-    // One Op::Block event; `phase`: the process's current phase. True for an OOM.
+    // One Op::Block event; `phase`: the process's current phase. True for an OOM. Every
+    // change to the blocks comes through here (or releaseAll); one that ends a block or a
+    // segment first takes the accounting's pending peak snapshot.
     bool onEvent(const format::Event& e, uint32_t phase);
     // The process ended: its blocks stop counting as live (kept for finish()).
     void releaseAll(uint64_t time_ns);

@@ -1,18 +1,8 @@
 #include "symbols/dwarf/build_id.h"
 
-namespace gmt::analyzer::symbolize {
+#include "base/hex.h"
 
-std::string buildIdHex(std::string_view raw) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(raw.size() * 2);
-    for (char c : raw) {
-        auto byte = static_cast<unsigned char>(c);
-        hex.push_back(kDigits[byte >> 4]);
-        hex.push_back(kDigits[byte & 0xf]);
-    }
-    return hex;
-}
+namespace gmt::analyzer::symbolize {
 
 std::vector<std::string> buildIdCandidates(std::string_view raw_build_id,
                                            std::string_view debuginfo_path) {
@@ -21,7 +11,7 @@ std::vector<std::string> buildIdCandidates(std::string_view raw_build_id,
     if (raw_build_id.size() < 2) {
         return candidates;
     }
-    const std::string hex = buildIdHex(raw_build_id);
+    const std::string hex = bytesHex(raw_build_id);
     const std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
     if (debuginfo_path.empty()) {
         debuginfo_path = "/usr/lib/debug";

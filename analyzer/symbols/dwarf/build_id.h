@@ -1,5 +1,6 @@
 // GNU build-ids: the one reliable way to tell whether a file on disk is the object the
-// traced process had loaded, and the key of the .build-id debug file trees.
+// traced process had loaded, and the key of the .build-id debug file trees (written as
+// bytesHex() of base/hex.h).
 #pragma once
 
 #include <string>
@@ -7,8 +8,6 @@
 #include <vector>
 
 namespace gmt::analyzer::symbolize {
-
-std::string buildIdHex(std::string_view raw);
 
 // Files that may hold the object with this build-id, best first: for each absolute
 // directory of `debuginfo_path` (elfutils syntax, empty = its default),

@@ -1,5 +1,6 @@
 #include "symbols/dwarf/elf_module.h"
 
+#include "base/hex.h"
 #include "base/regular_file.h"
 #include "symbols/dwarf/build_id.h"
 
@@ -137,8 +138,8 @@ bool ElfModule::tryFile(const std::string& file, const format::ModuleInfo& info,
                                      : (want.empty() || found.empty() || found == want);
     if (!ok) {
         mismatch_ = true;
-        detail_ = file + ": build-id " + (found.empty() ? "none" : buildIdHex(found)) +
-                  ", the trace recorded " + buildIdHex(want);
+        detail_ = file + ": build-id " + (found.empty() ? "none" : bytesHex(found)) +
+                  ", the trace recorded " + bytesHex(want);
         dwfl_end(dwfl);
         return false;
     }

@@ -1,4 +1,4 @@
-#include "export/output_file.h"
+#include "base/output_file.h"
 
 #include "base/text_safety.h"
 
@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <iostream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,18 +15,22 @@ namespace gmt::analyzer {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& name, int error) {
-    throw ExportError(what + " " + printable(name) + ": " + std::strerror(error));
+    throw OutputError(what + " " + printable(name) +
+                      (error ? std::string(": ") + std::strerror(error) : std::string()));
 }
+
+constexpr const char* kStdout = "standard output";
 
 } // namespace
 
 OutputFile::OutputFile(const std::string& path) : name_(path) {
     if (path == "-") {
+        finishStdout(); // what std::cout holds comes first
         fd_ = STDOUT_FILENO;
-        name_ = "standard output";
+        name_ = kStdout;
         return;
     }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd_ < 0) {
         fail("cannot create", path, errno);
     }
@@ -66,11 +71,12 @@ OutputFile::~OutputFile() {
 void OutputFile::writeAll(std::string_view bytes) {
     while (!bytes.empty()) {
         const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            fail("cannot write", name_, errno);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            // A write of nothing would repeat forever; it means there is no room.
+            fail("cannot write", name_, n < 0 ? errno : ENOSPC);
         }
         bytes.remove_prefix(static_cast<size_t>(n));
         written_ += static_cast<uint64_t>(n);
@@ -116,11 +122,39 @@ void OutputFile::append(OutputFile& scratch) {
     scratch.close();
 }
 
+void writeOutputFile(const std::string& path, std::string_view text) {
+    OutputFile out(path);
+    out.write(text);
+    out.close();
+}
+
+void checkStdout() {
+    if (!std::cout) {
+        // The stream keeps no errno; the failed write(2) just left it.
+        fail("cannot write", kStdout, errno);
+    }
+}
+
+void finishStream(std::ostream& stream, const std::string& name) {
+    if (!stream) {
+        fail("cannot write", name, errno);
+    }
+    errno = 0;
+    stream.flush();
+    if (!stream) {
+        fail("cannot write", name, errno);
+    }
+}
+
+void finishStdout() {
+    finishStream(std::cout, kStdout);
+}
+
 void makeDirectory(const std::string& path) {
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
     if (!std::filesystem::is_directory(path)) {
-        throw ExportError("cannot create the directory " + printable(path) +
+        throw OutputError("cannot create the directory " + printable(path) +
                           (ec ? ": " + ec.message() : ": a file of that name exists"));
     }
 }

@@ -1,28 +1,32 @@
-// Where an export writes: a file, standard output, or an unnamed scratch file that is read
-// back once (memory-viz keeps each GPU's events apart while the trace streams, then joins
-// them in device order). Buffered; every failure to open or write becomes an ExportError
-// naming the file, so a full disk fails the command instead of leaving a truncated export
-// that looks whole.
+// Where every command writes what it produces: a file, standard output ("-"), or an unnamed
+// scratch file read back once (memory-viz keeps each GPU's events apart while the trace
+// streams, then joins them in device order). One rule for a failed write: output that did
+// not reach its destination (a full disk, /dev/full, a closed pipe's error) must not end
+// with exit status 0 or look whole. Every failure to open or write is an OutputError naming
+// the destination and the reason; the commands let it reach main, which prints it as one
+// line (exit status 2).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <iosfwd>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace gmt::analyzer {
 
-class ExportError : public std::runtime_error {
+class OutputError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
 
+// Buffered; a file is written in place (created or truncated when opened), so a device
+// such as /dev/full or a pipe's FIFO works as a destination.
 class OutputFile {
   public:
-    // "-" is standard output. A file is created or truncated.
+    // "-" is standard output (after what std::cout holds). A file is created or truncated.
     explicit OutputFile(const std::string& path);
     // An unnamed scratch file in `directory`, gone when closed.
     static OutputFile scratch(const std::string& directory);
@@ -69,7 +73,20 @@ class OutputFile {
     uint64_t written_ = 0;
 };
 
-// The directory `path` names, created with its parents when missing; throws ExportError
+// `text` as the whole content of `path` ("-": standard output); throws OutputError.
+void writeOutputFile(const std::string& path, std::string_view text);
+
+// For a command that prints through std::cout as it goes. Throws OutputError when a write
+// to standard output has failed (cheap: for a command that streams, after each piece, so
+// the reason is still known).
+void checkStdout();
+// Flushes `stream`; throws OutputError ("cannot write NAME: reason") when any write to it
+// failed.
+void finishStream(std::ostream& stream, const std::string& name);
+// finishStream(std::cout, "standard output").
+void finishStdout();
+
+// The directory `path` names, created with its parents when missing; throws OutputError
 // when it cannot be made or is not a directory.
 void makeDirectory(const std::string& path);
 
