@@ -3,8 +3,6 @@
 #include "check/builtin_suppressions.h"
 #include "cli/report_input.h"
 
-#include <algorithm>
-#include <map>
 #include <vector>
 
 namespace gmt::cli {
@@ -79,66 +77,6 @@ bool printFrameworkTables(const FrameworkOptions& options, std::ostream& out) {
         out << printedCachingAllocatorTable(options)->text();
     }
     return options.print_builtin_suppressions || options.print_caching_allocators;
-}
-
-void applyCachingAllocators(analyzer::Report& report,
-                            const std::shared_ptr<const CachingAllocatorTable>& table) {
-    analyzer::LeakScope& scope = report.leak_scope;
-    analyzer::Summary& summary = report.summary;
-    if (!table) {
-        for (analyzer::HeldReport& h : report.held_at_exit) {
-            for (analyzer::HeldSite& site : h.top_sites) {
-                analyzer::LeakSite leak;
-                leak.bytes = site.bytes;
-                leak.allocations = site.allocations;
-                leak.kind = site.kind;
-                leak.api = site.api;
-                leak.stack = std::move(site.stack);
-                leak.pid = h.pid;
-                leak.stack_id = site.stack_id;
-                report.leaks.push_back(std::move(leak));
-            }
-            scope.bytes += h.bytes;
-            scope.allocations += h.allocations;
-            scope.sites += h.sites;
-        }
-        summary.leaked_bytes += summary.held_at_exit_bytes;
-        summary.leaked_allocations += summary.held_at_exit_allocations;
-        summary.held_at_exit_bytes = summary.held_at_exit_allocations = 0;
-        report.held_at_exit.clear();
-        std::stable_sort(report.leaks.begin(), report.leaks.end(),
-                         [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
-        return;
-    }
-    std::vector<analyzer::LeakSite> kept;
-    for (analyzer::LeakSite& leak : report.leaks) {
-        const analyzer::CachingAllocator* a = table->match(leak.stack);
-        if (!a) {
-            kept.push_back(std::move(leak));
-            continue;
-        }
-        auto it = std::find_if(report.held_at_exit.begin(), report.held_at_exit.end(),
-                               [&](const analyzer::HeldReport& h) {
-                                   return h.pid == leak.pid && h.allocator == a->name;
-                               });
-        if (it == report.held_at_exit.end()) {
-            it = report.held_at_exit.insert(report.held_at_exit.end(),
-                                            analyzer::HeldReport{leak.pid, a->name, 0, 0, 0, {}});
-        }
-        it->bytes += leak.bytes;
-        it->allocations += leak.allocations;
-        ++it->sites;
-        it->top_sites.push_back(analyzer::HeldSite{leak.bytes, leak.allocations, leak.kind,
-                                                   leak.api, std::move(leak.stack), leak.stack_id});
-        scope.bytes -= std::min(scope.bytes, leak.bytes);
-        scope.allocations -= std::min(scope.allocations, leak.allocations);
-        scope.sites -= std::min<uint64_t>(scope.sites, 1);
-        summary.leaked_bytes -= std::min(summary.leaked_bytes, leak.bytes);
-        summary.leaked_allocations -= std::min(summary.leaked_allocations, leak.allocations);
-        summary.held_at_exit_bytes += leak.bytes;
-        summary.held_at_exit_allocations += leak.allocations;
-    }
-    report.leaks = std::move(kept);
 }
 
 } // namespace gmt::cli

@@ -47,10 +47,4 @@ printedCachingAllocatorTable(const FrameworkOptions& options);
 // Prints what a --print-* option asked for to `out`; false when none was given.
 bool printFrameworkTables(const FrameworkOptions& options, std::ostream& out);
 
-// A saved report was made with the built-in table: its listed leaks that `table` says are
-// held move to held_at_exit (what ReportOptions::caching_allocators does for a trace), and
-// with a null table (--count-cached) what it lists as held becomes leaks again.
-void applyCachingAllocators(analyzer::Report& report,
-                            const std::shared_ptr<const analyzer::CachingAllocatorTable>& table);
-
 } // namespace gmt::cli

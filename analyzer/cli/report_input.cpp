@@ -1,8 +1,8 @@
 #include "cli/report_input.h"
 
 #include "base/regular_file.h"
-#include "cli/framework_options.h"
 #include "read/trace_error.h"
+#include "report/leak_policy.h"
 #include "report/report_json.h"
 #include "report/trace_report.h"
 
@@ -48,25 +48,6 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
     }
 }
 
-void filterListedLeaks(Report& report,
-                       const std::function<bool(const analyzer::LeakSite&)>& filter) {
-    analyzer::LeakScope& scope = report.leak_scope;
-    std::vector<analyzer::LeakSite> kept;
-    for (analyzer::LeakSite& site : report.leaks) {
-        if (filter(site)) {
-            scope.bytes -= std::min(scope.bytes, site.bytes);
-            scope.allocations -= std::min(scope.allocations, site.allocations);
-            scope.sites -= std::min<uint64_t>(scope.sites, 1);
-            scope.suppressed_bytes += site.bytes;
-            scope.suppressed_allocations += site.allocations;
-            ++scope.suppressed_sites;
-        } else {
-            kept.push_back(std::move(site));
-        }
-    }
-    report.leaks = std::move(kept);
-}
-
 namespace {
 
 Report readJsonReport(const std::string& path, const std::string& text,
@@ -89,9 +70,11 @@ Report readJsonReport(const std::string& path, const std::string& text,
                                                   : std::string("the whole run")) +
                          ", not of phase " + *options.phase + "; give the trace instead");
     }
-    applyCachingAllocators(report, options.caching_allocators);
-    if (options.leak_filter) {
-        filterListedLeaks(report, options.leak_filter);
+    try {
+        analyzer::judgeSavedLeaks(report, analyzer::LeakPolicy{options.caching_allocators,
+                                                               options.leak_filter, options.top});
+    } catch (const analyzer::LeakPolicyError& e) {
+        throw InputError(path + ": a saved report judged again: " + e.what());
     }
     return report;
 }

@@ -28,7 +28,7 @@ struct AnalyzeOptions {
     std::optional<std::string> phase;     // leaks of this phase only (analyzer::LeakScope)
     std::optional<std::string> iteration; // analyzer::ReportOptions::iteration
     // Suppressed leak sites (see analyzer::ReportOptions::leak_filter).
-    std::function<bool(const analyzer::LeakSite&)> leak_filter;
+    analyzer::LeakFilter leak_filter;
     // What is held at exit rather than leaked (analyzer::ReportOptions::caching_allocators).
     std::shared_ptr<const analyzer::CachingAllocatorTable> caching_allocators =
         analyzer::CachingAllocatorTable::builtin();
@@ -38,14 +38,10 @@ struct AnalyzeOptions {
 Report analyzeTrace(const std::string& path, const AnalyzeOptions& options);
 
 // A trace (magic "GMTRACE\0") or a JSON report (first non-blank byte '{'), by content. A
-// JSON report lists only its top leak sites: the filter sees those, the rest stays
-// unsuppressed; a phase must be the one the report was made for.
+// JSON report is judged again by the leak policy the options describe
+// (analyzer::judgeSavedLeaks): it lists only its top leak sites, so the filter sees those
+// and the rest stays unsuppressed; a phase must be the one the report was made for.
 Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options);
-
-// What analyzer::ReportOptions::leak_filter does, for a report made without one (a saved
-// one): the listed sites the filter matches move to the leak scope's suppressed figures.
-void filterListedLeaks(Report& report,
-                       const std::function<bool(const analyzer::LeakSite&)>& filter);
 
 // The inputs with each directory replaced by the traces under it (*.gmtrace, at any depth,
 // sorted): what `gpumemtrace record -o 'DIR/rank%r.gmtrace'` left for a job. Throws

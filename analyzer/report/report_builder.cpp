@@ -27,7 +27,8 @@ uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
 }
 
-ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
+// Its leaked bytes are the leak policy's (leak_policy.h).
+ProcessReport processReport(const ProcessData& p) {
     const ProcessCounters& c = p.lifetimes->counters();
     ProcessReport r;
     const uint64_t start = p.header ? p.header->start_mono_ns : p.first_time_ns;
@@ -50,7 +51,6 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
     r.frees = c.frees;
     r.failed_allocations = c.failed_allocations;
     r.errors = c.errors;
-    r.leaked_bytes = leaked;
     r.recovered_records = p.status.ring_records;
     if (p.header && p.header->rank >= 0) {
         r.rank = p.header->rank;
@@ -98,20 +98,6 @@ ProcessReport processReport(const ProcessData& p, uint64_t leaked) {
     return r;
 }
 
-// Leak groups of every process merged over phases: one row per (process, stack, kind,
-// API, released by teardown), as the report lists them.
-struct LeakRow {
-    uint32_t process = 0;
-    uint32_t stack = 0;
-    Kind kind = Kind::None;
-    format::Api api = format::Api::Unknown;
-    bool teardown = false;
-    uint64_t bytes = 0;
-    uint64_t allocations = 0;
-    uint64_t uncertain_bytes = 0;
-    uint64_t uncertain_allocations = 0;
-};
-
 // Which phases of one process a phase name covers: the phases of that name and every
 // phase nested in one of them. Empty when the name was never marked.
 std::vector<bool> phasesWithin(const ProcessData& p, const std::string& name) {
@@ -144,48 +130,6 @@ template <typename Visit> void forEachLeak(const ProcessData& p, Visit&& visit) 
     }
 }
 
-// `held(process, stack)`: the group is a caching allocator's, not a leak.
-std::vector<LeakRow> leakRows(const std::vector<std::unique_ptr<ProcessData>>& procs,
-                              const std::optional<std::string>& phase,
-                              const std::function<bool(uint32_t, uint32_t)>& held) {
-    std::vector<LeakRow> rows;
-    for (uint32_t i = 0; i < procs.size(); ++i) {
-        const ProcessData& p = *procs[i];
-        const std::vector<bool> within = phase ? phasesWithin(p, *phase) : std::vector<bool>();
-        if (phase && within.empty()) {
-            continue;
-        }
-        std::map<std::tuple<uint32_t, Kind, format::Api, bool>, size_t> index;
-        forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
-            if ((phase && !inScope(within, key.phase)) ||
-                (key.kind != Kind::Block && held(i, key.stack))) {
-                return;
-            }
-            auto [it, inserted] = index.try_emplace(
-                std::tuple(key.stack, key.kind, key.api, key.released_by_teardown), rows.size());
-            if (inserted) {
-                rows.push_back(
-                    {i, key.stack, key.kind, key.api, key.released_by_teardown, 0, 0, 0, 0});
-            }
-            rows[it->second].bytes += g.bytes;
-            rows[it->second].allocations += g.allocations;
-            rows[it->second].uncertain_bytes += g.uncertain_bytes;
-            rows[it->second].uncertain_allocations += g.uncertain_allocations;
-        });
-    }
-    std::sort(rows.begin(), rows.end(), [](const LeakRow& a, const LeakRow& b) {
-        if (a.bytes != b.bytes) {
-            return a.bytes > b.bytes;
-        }
-        if (a.allocations != b.allocations) {
-            return a.allocations > b.allocations;
-        }
-        return std::tie(a.process, a.stack, a.kind, a.api, a.teardown) <
-               std::tie(b.process, b.stack, b.kind, b.api, b.teardown);
-    });
-    return rows;
-}
-
 class Builder {
   public:
     Builder(const Analysis& analysis, const ReportOptions& options)
@@ -196,11 +140,11 @@ class Builder {
     Report build() {
         Report r;
         r.generator = generatorName();
-        classifyHeld();
         totals(r);
         devices(r);
-        leaks(r);
-        held(r);
+        judgeTraceLeaks(r, groups_, leakPolicy(options_), [this](size_t process, uint64_t stack) {
+            return stackOf(static_cast<uint32_t>(process), static_cast<uint32_t>(stack));
+        });
         peak(r);
         fragmentation(r);
         failures(r);
@@ -229,7 +173,7 @@ class Builder {
     }
 
     void totals(Report& r) {
-        std::array<uint64_t, kKindCount> kind_allocs{}, kind_leaked{}, kind_leaked_allocs{};
+        std::array<uint64_t, kKindCount> kind_allocs{};
         Summary& s = r.summary;
         for (uint32_t i = 0; i < procs_.size(); ++i) {
             const ProcessData& p = *procs_[i];
@@ -243,36 +187,28 @@ class Builder {
                 kind_allocs[k] += c.allocations_by_kind[k];
             }
             const auto& phase_stats = p.phase_tracker->phases();
-            std::vector<std::pair<uint64_t, uint64_t>> phase_leaked(phase_stats.size());
-            std::set<std::tuple<uint32_t, Kind, format::Api, bool>> groups;
-            uint64_t proc_leaked = 0;
+            const std::vector<bool> within =
+                options_.phase ? phasesWithin(p, *options_.phase) : std::vector<bool>();
             forEachLeak(p, [&](const LeakKey& key, const LeakGroup& g) {
-                if (key.kind != Kind::Block && heldBy(i, key.stack)) {
-                    s.held_at_exit_bytes += g.bytes;
-                    s.held_at_exit_allocations += g.allocations;
-                    return;
+                LeakGroupFigures f;
+                f.process = i;
+                f.stack_id = key.stack;
+                f.kind = key.kind;
+                f.api = key.kind == Kind::Block ? std::string(kBlockApi)
+                                                : std::string(format::apiName(key.api));
+                f.released_by_teardown = key.released_by_teardown;
+                f.in_scope = !options_.phase || inScope(within, key.phase);
+                if (key.phase < phase_stats.size()) {
+                    f.phase = r.phases.size() + key.phase;
                 }
-                groups.emplace(key.stack, key.kind, key.api, key.released_by_teardown);
-                s.leaked_bytes += g.bytes;
-                s.leaked_allocations += g.allocations;
-                s.uncertain_leaked_bytes += g.uncertain_bytes;
-                proc_leaked += g.bytes;
-                if (key.released_by_teardown) {
-                    s.teardown_released_bytes += g.bytes;
-                }
-                const size_t k = static_cast<size_t>(key.kind) % kKindCount;
-                kind_leaked[k] += g.bytes;
-                kind_leaked_allocs[k] += g.allocations;
-                for (const auto& [dev, bytes] : g.bytes_by_device) {
-                    device_leaked_[dev] += bytes;
-                }
-                if (key.phase < phase_leaked.size()) {
-                    phase_leaked[key.phase].first += g.bytes;
-                    phase_leaked[key.phase].second += g.allocations;
-                }
+                f.bytes = g.bytes;
+                f.allocations = g.allocations;
+                f.uncertain_bytes = g.uncertain_bytes;
+                f.uncertain_allocations = g.uncertain_allocations;
+                f.bytes_by_device.insert(g.bytes_by_device.begin(), g.bytes_by_device.end());
+                groups_.push_back(std::move(f));
             });
-            s.leak_groups += groups.size();
-            r.processes.push_back(processReport(p, proc_leaked));
+            r.processes.push_back(processReport(p));
             ProcessReport& pr = r.processes.back();
             pr.peak_bytes = analysis_.accounting().processPeak(i);
             for (const auto& d : analysis_.accounting().processDevices(i)) {
@@ -283,11 +219,11 @@ class Builder {
             std::sort(pr.device_peaks.begin(), pr.device_peaks.end());
             for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
                 const PhaseStats& st = phase_stats[ph];
-                r.phases.push_back(PhaseReport{
-                    pidOf(p), st.name, st.occurrences, st.first_time_ns, st.duration_ns,
-                    st.allocations, st.allocated_bytes, st.frees, st.peak_bytes, st.peak_time_ns,
-                    phase_leaked[ph].first, phase_leaked[ph].second,
-                    p.phase_tracker->path(static_cast<uint32_t>(ph)), st.peak_above_start_bytes});
+                r.phases.push_back(PhaseReport{pidOf(p), st.name, st.occurrences, st.first_time_ns,
+                                               st.duration_ns, st.allocations, st.allocated_bytes,
+                                               st.frees, st.peak_bytes, st.peak_time_ns, 0, 0,
+                                               p.phase_tracker->path(static_cast<uint32_t>(ph)),
+                                               st.peak_above_start_bytes});
             }
         }
         const LiveAccounting& acc = analysis_.accounting();
@@ -295,8 +231,7 @@ class Builder {
         s.peak_time_ns = acc.peak().time_ns;
         for (Kind k : kReportedKinds) {
             const size_t i = static_cast<size_t>(k);
-            r.kinds.push_back(KindReport{k, kind_allocs[i], acc.kindPeak(k).bytes, kind_leaked[i],
-                                         kind_leaked_allocs[i]});
+            r.kinds.push_back(KindReport{k, kind_allocs[i], acc.kindPeak(k).bytes, 0, 0});
         }
     }
 
@@ -331,54 +266,7 @@ class Builder {
                 d.peak_bytes = peak->second.bytes;
                 d.peak_time_ns = peak->second.time_ns;
             }
-            d.leaked_bytes = device_leaked_[ordinal];
             r.devices.push_back(std::move(d));
-        }
-    }
-
-    void leaks(Report& r) {
-        LeakScope& scope = r.leak_scope;
-        scope.phase = options_.phase;
-        auto held = [this](uint32_t process, uint32_t stack) {
-            return heldBy(process, stack) != nullptr;
-        };
-        for (const LeakRow& row : leakRows(procs_, options_.phase, held)) {
-            const bool listed = r.leaks.size() < options_.top;
-            if (!listed && !options_.leak_filter) {
-                // Beyond the list and nothing to match: counted, never symbolized.
-                scope.bytes += row.bytes;
-                scope.allocations += row.allocations;
-                scope.uncertain_bytes += row.uncertain_bytes;
-                scope.uncertain_allocations += row.uncertain_allocations;
-                ++scope.sites;
-                continue;
-            }
-            LeakSite site;
-            site.bytes = row.bytes;
-            site.allocations = row.allocations;
-            site.kind = row.kind;
-            site.api = row.kind == Kind::Block ? std::string(kBlockApi)
-                                               : std::string(format::apiName(row.api));
-            site.stack = stackOf(row.process, row.stack);
-            site.released_by_teardown = row.teardown;
-            site.pid = pidOf(*procs_[row.process]);
-            site.stack_id = row.stack;
-            site.uncertain_bytes = row.uncertain_bytes;
-            site.uncertain_allocations = row.uncertain_allocations;
-            if (options_.leak_filter && options_.leak_filter(site)) {
-                scope.suppressed_bytes += row.bytes;
-                scope.suppressed_allocations += row.allocations;
-                ++scope.suppressed_sites;
-                continue;
-            }
-            scope.bytes += row.bytes;
-            scope.allocations += row.allocations;
-            scope.uncertain_bytes += row.uncertain_bytes;
-            scope.uncertain_allocations += row.uncertain_allocations;
-            ++scope.sites;
-            if (listed) {
-                r.leaks.push_back(std::move(site));
-            }
         }
     }
 
@@ -394,71 +282,6 @@ class Builder {
             it->second = table->match(stackOf(process, stack));
         }
         return it->second;
-    }
-
-    // Which leak groups' stacks a caching allocator's patterns match: their memory is that
-    // allocator's cache, not leaked.
-    void classifyHeld() {
-        for (uint32_t i = 0; i < procs_.size(); ++i) {
-            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
-                allocatorOf(i, key.stack);
-            }
-        }
-    }
-
-    // After classifyHeld(), for the leak groups' stacks.
-    const CachingAllocator* heldBy(uint32_t process, uint32_t stack) const {
-        auto it = held_.find((uint64_t{process} << 32) | stack);
-        return it == held_.end() ? nullptr : it->second;
-    }
-
-    // Held memory per process and allocator, each with its stacks (all phases together).
-    void held(Report& r) {
-        if (held_.empty()) {
-            return;
-        }
-        for (uint32_t i = 0; i < procs_.size(); ++i) {
-            std::map<std::string, HeldReport> by_allocator;
-            std::map<std::tuple<std::string, uint32_t, Kind, format::Api>, HeldSite> sites;
-            for (const auto& [key, g] : procs_[i]->lifetimes->leaks()) {
-                const CachingAllocator* a = heldBy(i, key.stack);
-                if (!a) {
-                    continue;
-                }
-                HeldSite& site = sites[std::tuple(a->name, key.stack, key.kind, key.api)];
-                site.bytes += g.bytes;
-                site.allocations += g.allocations;
-                site.kind = key.kind;
-                site.api = std::string(format::apiName(key.api));
-                site.stack_id = key.stack;
-            }
-            for (auto& [k, site] : sites) {
-                HeldReport& h = by_allocator[std::get<0>(k)];
-                h.pid = pidOf(*procs_[i]);
-                h.allocator = std::get<0>(k);
-                h.bytes += site.bytes;
-                h.allocations += site.allocations;
-                ++h.sites;
-                h.top_sites.push_back(std::move(site));
-            }
-            for (auto& [name, h] : by_allocator) {
-                std::sort(h.top_sites.begin(), h.top_sites.end(),
-                          [](const HeldSite& a, const HeldSite& b) {
-                              return a.bytes != b.bytes ? a.bytes > b.bytes
-                                                        : a.stack_id < b.stack_id;
-                          });
-                if (h.top_sites.size() > options_.top) {
-                    h.top_sites.resize(options_.top);
-                }
-                for (HeldSite& site : h.top_sites) {
-                    site.stack = stackOf(i, static_cast<uint32_t>(site.stack_id));
-                }
-                r.held_at_exit.push_back(std::move(h));
-            }
-        }
-        std::stable_sort(
-            r.held_at_exit.begin(), r.held_at_exit.end(),
-            [](const HeldReport& a, const HeldReport& b) { return a.bytes > b.bytes; });
     }
 
     // The peak of one level and the --top stacks holding it, largest first.
@@ -861,12 +684,16 @@ class Builder {
     std::map<uint64_t, StackRef> stack_refs_;
     const std::vector<std::unique_ptr<ProcessData>>& procs_;
     std::vector<std::unique_ptr<StackSymbolizer>> stacks_;
-    std::map<int, uint64_t> device_leaked_;
+    std::vector<LeakGroupFigures> groups_; // every leak group, for the leak policy
     // (process << 32 | stack) of leak groups -> the caching allocator holding them, or null.
     std::unordered_map<uint64_t, const CachingAllocator*> held_;
 };
 
 } // namespace
+
+LeakPolicy leakPolicy(const ReportOptions& options) {
+    return LeakPolicy{options.caching_allocators, options.leak_filter, options.top};
+}
 
 Report makeReport(const Analysis& analysis, const ReportOptions& options) {
     return Builder(analysis, options).build();

@@ -7,6 +7,7 @@
 #include "analysis/caching/caching_allocators.h"
 #include "base/version.h"
 #include "model/report.h"
+#include "report/leak_policy.h"
 
 #include <cstddef>
 #include <functional>
@@ -41,10 +42,10 @@ struct ReportOptions {
     // The phase name whose marks or pushes begin iterations (default: chosen,
     // analyzer/analysis/iteration_clock.h). Used where the report is made from traces.
     std::optional<std::string> iteration;
-    // Called for every leak site in scope, largest first, with its stack; true removes
-    // it from the list into LeakScope's suppressed figures. Without a filter only the
-    // listed sites are symbolized.
-    std::function<bool(const LeakSite&)> leak_filter;
+    // The leak policy's rules (leak_policy.h, LeakPolicy): called for every leak site in
+    // scope, largest first, with its stack; true removes it from the list into LeakScope's
+    // suppressed figures. Without a filter only the listed sites are symbolized.
+    LeakFilter leak_filter;
     // Allocations still live at the end whose stack one of these allocators' patterns
     // matches are held by it, not leaked (Report::held_at_exit). Null: they are leaks
     // (`check --count-cached`).
@@ -52,6 +53,9 @@ struct ReportOptions {
         CachingAllocatorTable::builtin();
     ReportDetail detail;
 };
+
+// The leak policy these options describe.
+LeakPolicy leakPolicy(const ReportOptions& options);
 
 // The report of a finished analysis. Memory: the listed items only; sites beyond `top`
 // are counted, never symbolized unless a leak filter must see them.

@@ -175,3 +175,157 @@ TEST_CASE("held memory in JSON: valid against the schema, read back as written")
     CHECK(older.held_at_exit.empty());
     CHECK(older.summary.held_at_exit_bytes == 0);
 }
+
+// ---- The leak policy (analyzer/report/leak_policy.h): each class, and a saved report
+// judged again giving what the trace gives ----
+
+namespace {
+
+using analyzer::LeakPolicy;
+using analyzer::Report;
+
+// One trace, reported with different options: the same file, so the reports differ only
+// in what the options change.
+struct OneTrace {
+    TempDir dir;
+    std::string path;
+
+    explicit OneTrace(TraceBuilder b) : path(b.write(dir.file("t.gmtrace"))) {}
+
+    Report with(analyzer::ReportOptions options) const {
+        options.symbols = false;
+        return reportOf({path}, options);
+    }
+};
+
+// What `report --format json` saved, read back as `check` and `diff` read it.
+Report saved(const Report& r) {
+    return analyzer::fromJson(analyzer::toJson(r));
+}
+
+// The policy a trace's report options describe, for the saved report.
+Report judgedAgain(Report r, const analyzer::ReportOptions& options) {
+    analyzer::judgeSavedLeaks(r, analyzer::leakPolicy(options));
+    return r;
+}
+
+// Every figure the policy decides, as JSON (the processes by their leaked bytes only).
+void requireSameLeakFigures(const Report& trace, const Report& judged) {
+    const analyzer::Json a = analyzer::toJson(trace);
+    const analyzer::Json b = analyzer::toJson(judged);
+    for (const char* field :
+         {"summary", "leak_scope", "leaks", "held_at_exit", "kinds", "devices", "phases"}) {
+        INFO(field);
+        CHECK(a[field] == b[field]);
+    }
+    REQUIRE(trace.processes.size() == judged.processes.size());
+    for (size_t i = 0; i < trace.processes.size(); ++i) {
+        CHECK(trace.processes[i].leaked_bytes == judged.processes[i].leaked_bytes);
+    }
+}
+
+bool runsThrough(const analyzer::LeakSite& site, const std::string& function) {
+    return std::any_of(site.stack.begin(), site.stack.end(),
+                       [&](const analyzer::Frame& f) { return f.function == function; });
+}
+
+} // namespace
+
+TEST_CASE("the leak policy: held by an allocator, leaked, or suppressed") {
+    OneTrace t(poolTrace());
+    analyzer::ReportOptions options;
+    options.leak_filter = [](const analyzer::LeakSite& site) {
+        return runsThrough(site, "Arena.grow");
+    };
+    const Report r = t.with(options);
+    // Held: the CuPy pool's 16 MiB, in no leaked figure.
+    CHECK(r.summary.held_at_exit_bytes == 16 * MiB);
+    REQUIRE(r.held_at_exit.size() == 1);
+    // Suppressed: the arena's 4 MiB leaves the scope and its list, not the summary.
+    CHECK(r.leak_scope.suppressed_bytes == 4 * MiB);
+    CHECK(r.leak_scope.suppressed_allocations == 1);
+    CHECK(r.leak_scope.suppressed_sites == 1);
+    CHECK(r.summary.leaked_bytes == 5 * MiB);
+    // Leaked: the program's own 1 MiB.
+    CHECK(r.leak_scope.bytes == 1 * MiB);
+    CHECK(r.leak_scope.sites == 1);
+    REQUIRE(r.leaks.size() == 1);
+    CHECK(r.leaks[0].stack_id == 5);
+
+    // A block is the program's tensor: never held, whatever its stack runs through.
+    const LeakPolicy policy;
+    const analyzer::Stack pool = r.held_at_exit[0].top_sites[0].stack;
+    CHECK(policy.heldBy(Kind::Device, pool) != nullptr);
+    CHECK(policy.heldBy(Kind::Block, pool) == nullptr);
+    CHECK(LeakPolicy{nullptr, {}, 10}.heldBy(Kind::Device, pool) == nullptr);
+}
+
+TEST_CASE("a saved report judged again gives what its trace gives, with any options") {
+    OneTrace t(poolTrace());
+    analyzer::ReportOptions builtin;
+    analyzer::ReportOptions count_cached;
+    count_cached.caching_allocators = nullptr;
+    analyzer::ReportOptions arena;
+    arena.caching_allocators = tableWith("arena: Arena.grow\n");
+    analyzer::ReportOptions mine;
+    mine.caching_allocators = tableWith("mine: train_step\n");
+    analyzer::ReportOptions no_cupy;
+    no_cupy.caching_allocators = tableWith("-CuPy memory pool\n");
+    analyzer::ReportOptions suppressing = arena;
+    suppressing.leak_filter = [](const analyzer::LeakSite& site) {
+        return runsThrough(site, "train_step") && site.bytes < 2 * MiB;
+    };
+    const std::vector<std::pair<const char*, analyzer::ReportOptions>> all{
+        {"built-in table", builtin},  {"--count-cached", count_cached},
+        {"an added entry", arena},    {"an entry claiming all", mine},
+        {"a dropped entry", no_cupy}, {"a suppression", suppressing}};
+    for (const auto& [saved_with, saving] : all) {
+        if (saving.leak_filter) {
+            continue; // `report` saves without suppressions
+        }
+        const Report s = saved(t.with(saving));
+        for (const auto& [judged_with, judging] : all) {
+            INFO("saved with " << saved_with << ", judged with " << judged_with);
+            requireSameLeakFigures(t.with(judging), judgedAgain(s, judging));
+        }
+    }
+}
+
+TEST_CASE("a saved report judged again: what it cannot tell, and what does not add up") {
+    OneTrace t(poolTrace());
+    analyzer::ReportOptions one;
+    one.top = 1;
+    one.caching_allocators = tableWith("mine: train_step\n");
+    // Past --top: "mine" lists one of its three sites. With --count-cached all three are
+    // leaked, the two unlisted in the totals only (their kinds and devices are not saved).
+    const Report s = saved(t.with(one));
+    REQUIRE(s.held_at_exit.size() == 1);
+    CHECK(s.held_at_exit[0].sites == 3);
+    analyzer::ReportOptions count_cached = one;
+    count_cached.caching_allocators = nullptr;
+    const Report trace = t.with(count_cached);
+    const Report judged = judgedAgain(s, count_cached);
+    CHECK(judged.summary.leaked_bytes == trace.summary.leaked_bytes);
+    CHECK(judged.summary.leak_groups == trace.summary.leak_groups);
+    CHECK(judged.summary.held_at_exit_bytes == 0);
+    CHECK(judged.held_at_exit.empty());
+    CHECK(analyzer::toJson(judged)["leak_scope"] == analyzer::toJson(trace)["leak_scope"]);
+    CHECK(judged.processes[0].leaked_bytes == trace.processes[0].leaked_bytes);
+    REQUIRE(judged.leaks.size() == 1);
+    CHECK(judged.leaks[0].bytes == trace.leaks[0].bytes);
+    CHECK(kindOf(judged, Kind::Device).leaked_bytes == 16 * MiB); // the trace: 21 MiB
+
+    // Figures that do not add up with the listed sites are refused, not clamped.
+    Report broken = saved(t.with({}));
+    broken.leak_scope.bytes -= 1;
+    CHECK_THROWS_AS(judgedAgain(broken, count_cached), analyzer::LeakPolicyError);
+    broken = saved(t.with({}));
+    broken.summary.held_at_exit_bytes = 0;
+    CHECK_THROWS_AS(judgedAgain(broken, count_cached), analyzer::LeakPolicyError);
+
+    // A phase's report cannot tell which held memory was allocated in the phase.
+    Report phase = saved(t.with({}));
+    phase.leak_scope.phase = "train";
+    CHECK_THROWS_AS(judgedAgain(phase, count_cached), analyzer::LeakPolicyError);
+    CHECK_NOTHROW(judgedAgain(phase, {})); // nothing moves
+}

@@ -15,6 +15,7 @@
 #include "cli/report_input.h"
 #include "cli/trace_discovery.h"
 #include "diff/report_diff.h"
+#include "report/leak_policy.h"
 #include "report/report_builder.h"
 #include "support/temp_dir.h"
 #include "views/frame_text.h"
@@ -68,23 +69,35 @@ Report report(std::vector<analyzer::LeakSite> leaks, uint64_t peak,
         r.summary.leaked_bytes += l.bytes;
         r.summary.leaked_allocations += l.allocations;
     }
+    r.processes[0].leaked_bytes = r.summary.leaked_bytes;
     r.summary.leak_groups = leaks.size();
     r.leak_scope.bytes = r.summary.leaked_bytes;
     r.leak_scope.allocations = r.summary.leaked_allocations;
     r.leak_scope.sites = leaks.size();
     r.summary.peak_bytes = peak;
     r.summary.errors = errors.size();
-    r.kinds.push_back({format::Kind::Device, 1, peak, r.summary.leaked_bytes, 1});
-    r.devices.push_back({0, "Sim", 0, peak, 0, 0, 0});
+    r.kinds.push_back(
+        {format::Kind::Device, 1, peak, r.summary.leaked_bytes, r.summary.leaked_allocations});
+    r.devices.push_back({0, "Sim", 0, peak, 0, r.summary.leaked_bytes, 0});
     r.leaks = std::move(leaks);
     r.errors = std::move(errors);
     return r;
 }
 
-// What `check` does with a suppressions file and a report.
+// What `check` does with a suppressions file and a saved report (every site listed).
 Report suppressed(Report r, Suppressions& s) {
-    filterListedLeaks(r, [&s](const analyzer::LeakSite& l) { return s.matchLeak(l) != nullptr; });
+    analyzer::LeakPolicy policy;
+    policy.suppress = [&s](const analyzer::LeakSite& l) { return s.matchLeak(l) != nullptr; };
+    policy.top = r.leaks.size();
+    analyzer::judgeSavedLeaks(r, policy);
     return r;
+}
+
+// What `check` does with a saved report and a caching allocator table (null: --count-cached).
+void judged(Report& r, std::shared_ptr<const analyzer::CachingAllocatorTable> table) {
+    analyzer::LeakPolicy policy;
+    policy.caching_allocators = std::move(table);
+    analyzer::judgeSavedLeaks(r, policy);
 }
 
 bool anyDetail(const CheckOutcome& c, const std::string& text) {
@@ -411,7 +424,7 @@ TEST_CASE("a saved report and the caching allocator table: listed leaks move, or
         leak(16 << 20, 2, {frame("cudaMalloc", ""), frame("SingleDeviceMemoryPool._malloc")});
     cupy.pid = 42;
     Report r = report({cupy, leak(1 << 20, 1, {frame("train_step")})}, 20 << 20);
-    applyCachingAllocators(r, analyzer::CachingAllocatorTable::builtin());
+    judged(r, analyzer::CachingAllocatorTable::builtin());
     REQUIRE(r.leaks.size() == 1);
     CHECK(r.leak_scope.bytes == 1u << 20);
     CHECK(r.summary.leaked_bytes == 1u << 20);
@@ -429,7 +442,7 @@ TEST_CASE("a saved report and the caching allocator table: listed leaks move, or
           std::string::npos);
 
     // --count-cached: what the report holds is leaked again.
-    applyCachingAllocators(r, nullptr);
+    judged(r, nullptr);
     CHECK(r.held_at_exit.empty());
     CHECK(r.leaks.size() == 2);
     CHECK(r.leaks[0].bytes == 16u << 20);
