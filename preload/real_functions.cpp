@@ -133,24 +133,26 @@ void* realDlsym(void* handle, const char* name) {
     return fn ? fn(handle, name) : nullptr;
 }
 
-const RealFunctions& detail::resolveDriver() {
-    if (!g_driver_ready.load(std::memory_order_acquire)) {
+namespace {
+// Double-checked: resolving takes the lock; once `ready` is set, no caller takes it again.
+template <void (*ResolveLocked)()>
+const RealFunctions& resolveOnce(const std::atomic<bool>& ready, const RealFunctions& table) {
+    if (!ready.load(std::memory_order_acquire)) {
         std::lock_guard lock(g_resolve_mutex);
-        if (!g_driver_ready.load(std::memory_order_relaxed)) {
-            resolveDriverLocked();
+        if (!ready.load(std::memory_order_relaxed)) {
+            ResolveLocked();
         }
     }
-    return g_driver;
+    return table;
+}
+} // namespace
+
+const RealFunctions& detail::resolveDriver() {
+    return resolveOnce<resolveDriverLocked>(g_driver_ready, g_driver);
 }
 
 const RealFunctions& detail::resolveRuntime() {
-    if (!g_runtime_ready.load(std::memory_order_acquire)) {
-        std::lock_guard lock(g_resolve_mutex);
-        if (!g_runtime_ready.load(std::memory_order_relaxed)) {
-            resolveRuntimeLocked();
-        }
-    }
-    return g_runtime;
+    return resolveOnce<resolveRuntimeLocked>(g_runtime_ready, g_runtime);
 }
 
 void* substituteDriverPointer(void* fn) {

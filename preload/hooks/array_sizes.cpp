@@ -6,7 +6,8 @@ namespace gmt::preload {
 namespace {
 
 // Bytes of one element: channel bytes times channels, except for the packed formats, whose
-// size is fixed by the format whatever NumChannels says.
+// size is fixed by the format whatever NumChannels says. tests/recorder/array_sizes_test.cpp
+// checks every format against the simulator's independent reckoning (from bits per channel).
 uint64_t elementBytes(CUarray_format format, unsigned int channels) {
     switch (format) {
     case CU_AD_FORMAT_UNORM_INT8X1:
@@ -30,6 +31,7 @@ uint64_t elementBytes(CUarray_format format, unsigned int channels) {
     case CU_AD_FORMAT_SNORM_INT8X4:
     case CU_AD_FORMAT_UNORM_INT16X2:
     case CU_AD_FORMAT_SNORM_INT16X2:
+    case CU_AD_FORMAT_UNORM_INT_101010_2: // R10G10B10A2 in one 32-bit element (cuda.h)
         return 4;
     case CU_AD_FORMAT_UNORM_INT16X4:
     case CU_AD_FORMAT_SNORM_INT16X4:

@@ -1,105 +1,46 @@
 // Wrappers of the driver API (listed in preload/hooked_functions.h). Reached as exported
 // symbols, through dlsym on a libcuda handle, and through cuGetProcAddress, which is how
 // cudart and most frameworks reach them.
+#include "allocation_calls.h"
 #include "array_sizes.h"
-#include "hook_support.h"
 
 using namespace gmt::preload;
 
-namespace {
-
-uint64_t u64(const void* p) {
-    return reinterpret_cast<uint64_t>(p);
-}
-
-// cuMemAlloc-like: *dptr holds the address on success.
-template <typename Call>
-CUresult deviceAlloc(Api api, Kind kind, CUdeviceptr* dptr, size_t bytes, Call&& call,
-                     uint64_t pool = 0, CUstream stream = nullptr) {
-    return traceCreate<CUresult>(Op::Alloc, api, kind, call, [&](Event& e, bool ok) {
-        e.size = bytes;
-        e.handle = pool;
-        e.stream = u64(stream);
-        if (ok && dptr) {
-            e.address = *dptr;
-        }
-        fillCurrentDevice(e, kind != Kind::Pool);
-    });
-}
-
-template <typename Call>
-CUresult hostAlloc(Api api, void** pp, size_t bytes, unsigned int flags, Call&& call) {
-    return traceCreate<CUresult>(Op::Alloc, api, Kind::HostPinned, call, [&](Event& e, bool ok) {
-        e.size = bytes;
-        e.flags = flags;
-        if (ok && pp) {
-            e.address = u64(*pp);
-        }
-        fillCurrentDevice(e, true);
-        e.device = -1;
-    });
-}
-
-// Arrays are named by their handle, which stands in for the address.
-template <typename Handle, typename Call>
-CUresult arrayCreate(Api api, Handle* handle, uint64_t bytes, Call&& call) {
-    return traceCreate<CUresult>(Op::Alloc, api, Kind::Array, call, [&](Event& e, bool ok) {
-        e.size = bytes;
-        if (ok && handle) {
-            e.address = u64(*handle);
-        }
-        fillCurrentDevice(e, true);
-    });
-}
-
-} // namespace
-
 GMT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-    return deviceAlloc(Api::cuMemAlloc_v2, Kind::Device, dptr, bytesize,
-                       [&] { return callReal(driverReal().cuMemAlloc_v2, dptr, bytesize); });
+    return traceAlloc<CUresult>(Api::cuMemAlloc_v2, Kind::Device, dptr, bytesize, 0, [&] {
+        return callReal(driverReal().cuMemAlloc_v2, dptr, bytesize);
+    });
 }
 
 GMT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t width,
                                        size_t height, unsigned int elem) {
-    return traceCreate<CUresult>(
-        Op::Alloc, Api::cuMemAllocPitch_v2, Kind::Device,
-        [&] {
-            return callReal(driverReal().cuMemAllocPitch_v2, dptr, pPitch, width, height, elem);
-        },
-        [&](Event& e, bool ok) {
-            e.size = static_cast<uint64_t>(width) * height;
-            if (ok) {
-                e.address = *dptr;
-                e.offset = *pPitch;
-                e.actual_size = static_cast<uint64_t>(*pPitch) * height;
-            }
-            fillCurrentDevice(e, true);
-        });
+    return tracePitchedAlloc<CUresult>(Api::cuMemAllocPitch_v2, dptr, pPitch, width, height, [&] {
+        return callReal(driverReal().cuMemAllocPitch_v2, dptr, pPitch, width, height, elem);
+    });
 }
 
 GMT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-    return traceFree<CUresult>(
-        Api::cuMemFree_v2, Kind::Device, dptr,
-        [&] { return callReal(driverReal().cuMemFree_v2, dptr); }, noFields);
+    return traceFree<CUresult>(Api::cuMemFree_v2, Kind::Device, dptr,
+                               [&] { return callReal(driverReal().cuMemFree_v2, dptr); });
 }
 
 GMT_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-    return deviceAlloc(
-        Api::cuMemAllocAsync, Kind::Pool, dptr, bytesize,
+    return traceAlloc<CUresult>(
+        Api::cuMemAllocAsync, Kind::Pool, dptr, bytesize, 0,
         [&] { return callReal(driverReal().cuMemAllocAsync, dptr, bytesize, stream); }, 0, stream);
 }
 
 GMT_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-    return deviceAlloc(
-        Api::cuMemAllocAsync_ptsz, Kind::Pool, dptr, bytesize,
+    return traceAlloc<CUresult>(
+        Api::cuMemAllocAsync_ptsz, Kind::Pool, dptr, bytesize, 0,
         [&] { return callReal(driverReal().cuMemAllocAsync_ptsz, dptr, bytesize, stream); }, 0,
         stream);
 }
 
 GMT_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                             CUstream stream) {
-    return deviceAlloc(
-        Api::cuMemAllocFromPoolAsync, Kind::Pool, dptr, bytesize,
+    return traceAlloc<CUresult>(
+        Api::cuMemAllocFromPoolAsync, Kind::Pool, dptr, bytesize, 0,
         [&] {
             return callReal(driverReal().cuMemAllocFromPoolAsync, dptr, bytesize, pool, stream);
         },
@@ -108,8 +49,8 @@ GMT_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, 
 
 GMT_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
                                                  CUmemoryPool pool, CUstream stream) {
-    return deviceAlloc(
-        Api::cuMemAllocFromPoolAsync_ptsz, Kind::Pool, dptr, bytesize,
+    return traceAlloc<CUresult>(
+        Api::cuMemAllocFromPoolAsync_ptsz, Kind::Pool, dptr, bytesize, 0,
         [&] {
             return callReal(driverReal().cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool,
                             stream);
@@ -120,89 +61,91 @@ GMT_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes
 GMT_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
     return traceFree<CUresult>(
         Api::cuMemFreeAsync, Kind::Pool, dptr,
-        [&] { return callReal(driverReal().cuMemFreeAsync, dptr, stream); },
-        [&](Event& e) { e.stream = u64(stream); });
+        [&] { return callReal(driverReal().cuMemFreeAsync, dptr, stream); }, stream);
 }
 
 GMT_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
     return traceFree<CUresult>(
         Api::cuMemFreeAsync_ptsz, Kind::Pool, dptr,
-        [&] { return callReal(driverReal().cuMemFreeAsync_ptsz, dptr, stream); },
-        [&](Event& e) { e.stream = u64(stream); });
+        [&] { return callReal(driverReal().cuMemFreeAsync_ptsz, dptr, stream); }, stream);
 }
 
 GMT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
-    return traceCreate<CUresult>(
-        Op::Alloc, Api::cuMemAllocManaged, Kind::Managed,
-        [&] { return callReal(driverReal().cuMemAllocManaged, dptr, bytesize, flags); },
-        [&](Event& e, bool ok) {
-            e.size = bytesize;
-            e.flags = flags;
-            if (ok) {
-                e.address = *dptr;
-            }
-            fillCurrentDevice(e, true);
-        });
+    return traceAlloc<CUresult>(Api::cuMemAllocManaged, Kind::Managed, dptr, bytesize, flags, [&] {
+        return callReal(driverReal().cuMemAllocManaged, dptr, bytesize, flags);
+    });
 }
 
 GMT_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-    return hostAlloc(Api::cuMemAllocHost_v2, pp, bytesize, 0,
-                     [&] { return callReal(driverReal().cuMemAllocHost_v2, pp, bytesize); });
+    return traceAlloc<CUresult>(Api::cuMemAllocHost_v2, Kind::HostPinned, pp, bytesize, 0, [&] {
+        return callReal(driverReal().cuMemAllocHost_v2, pp, bytesize);
+    });
 }
 
 GMT_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
-    return hostAlloc(Api::cuMemHostAlloc, pp, bytesize, flags,
-                     [&] { return callReal(driverReal().cuMemHostAlloc, pp, bytesize, flags); });
+    return traceAlloc<CUresult>(Api::cuMemHostAlloc, Kind::HostPinned, pp, bytesize, flags, [&] {
+        return callReal(driverReal().cuMemHostAlloc, pp, bytesize, flags);
+    });
 }
 
 GMT_EXPORT CUresult cuMemFreeHost(void* p) {
-    return traceFree<CUresult>(
-        Api::cuMemFreeHost, Kind::HostPinned, u64(p),
-        [&] { return callReal(driverReal().cuMemFreeHost, p); }, noFields);
+    return traceFree<CUresult>(Api::cuMemFreeHost, Kind::HostPinned, u64(p),
+                               [&] { return callReal(driverReal().cuMemFreeHost, p); });
 }
 
 GMT_EXPORT CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int flags) {
     void* out = p;
-    return hostAlloc(Api::cuMemHostRegister_v2, &out, bytesize, flags, [&] {
-        return callReal(driverReal().cuMemHostRegister_v2, p, bytesize, flags);
-    });
+    return traceAlloc<CUresult>(
+        Api::cuMemHostRegister_v2, Kind::HostPinned, &out, bytesize, flags,
+        [&] { return callReal(driverReal().cuMemHostRegister_v2, p, bytesize, flags); });
 }
 
 GMT_EXPORT CUresult cuMemHostUnregister(void* p) {
-    return traceFree<CUresult>(
-        Api::cuMemHostUnregister, Kind::HostPinned, u64(p),
-        [&] { return callReal(driverReal().cuMemHostUnregister, p); }, noFields);
+    return traceFree<CUresult>(Api::cuMemHostUnregister, Kind::HostPinned, u64(p),
+                               [&] { return callReal(driverReal().cuMemHostUnregister, p); });
 }
 
 GMT_EXPORT CUresult cuArrayCreate_v2(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* desc) {
-    return arrayCreate(Api::cuArrayCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
-                       [&] { return callReal(driverReal().cuArrayCreate_v2, handle, desc); });
+    return traceArrayCreate<CUresult>(
+        Api::cuArrayCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
+        [&] { return callReal(driverReal().cuArrayCreate_v2, handle, desc); });
 }
 
 GMT_EXPORT CUresult cuArray3DCreate_v2(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
-    return arrayCreate(Api::cuArray3DCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
-                       [&] { return callReal(driverReal().cuArray3DCreate_v2, handle, desc); });
+    return traceArrayCreate<CUresult>(
+        Api::cuArray3DCreate_v2, handle, desc ? arrayBytes(*desc) : 0,
+        [&] { return callReal(driverReal().cuArray3DCreate_v2, handle, desc); });
 }
 
 GMT_EXPORT CUresult cuArrayDestroy(CUarray handle) {
-    return traceFree<CUresult>(
-        Api::cuArrayDestroy, Kind::Array, u64(handle),
-        [&] { return callReal(driverReal().cuArrayDestroy, handle); }, noFields);
+    return traceFree<CUresult>(Api::cuArrayDestroy, Kind::Array, u64(handle),
+                               [&] { return callReal(driverReal().cuArrayDestroy, handle); });
 }
 
 GMT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle,
                                            const CUDA_ARRAY3D_DESCRIPTOR* desc,
                                            unsigned int levels) {
-    return arrayCreate(
+    return traceArrayCreate<CUresult>(
         Api::cuMipmappedArrayCreate, handle, desc ? arrayBytes(*desc, levels) : 0,
         [&] { return callReal(driverReal().cuMipmappedArrayCreate, handle, desc, levels); });
 }
 
 GMT_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
-    return traceFree<CUresult>(
-        Api::cuMipmappedArrayDestroy, Kind::Array, u64(handle),
-        [&] { return callReal(driverReal().cuMipmappedArrayDestroy, handle); }, noFields);
+    return traceFree<CUresult>(Api::cuMipmappedArrayDestroy, Kind::Array, u64(handle), [&] {
+        return callReal(driverReal().cuMipmappedArrayDestroy, handle);
+    });
 }
+
+namespace {
+// A virtual-memory call that gives back an address range: the reservation, or a mapping in it.
+template <typename Call>
+CUresult releaseRange(Op op, Api api, CUdeviceptr ptr, size_t size, Call&& call) {
+    return traceRelease<CUresult>(op, api, Kind::Vmm, call, [&](Event& e) {
+        e.address = ptr;
+        e.size = size;
+    });
+}
+} // namespace
 
 GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
                                         CUdeviceptr addr, unsigned long long flags) {
@@ -222,13 +165,8 @@ GMT_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t al
 }
 
 GMT_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-    return traceRelease<CUresult>(
-        Op::VmmAddressFree, Api::cuMemAddressFree, Kind::Vmm,
-        [&] { return callReal(driverReal().cuMemAddressFree, ptr, size); },
-        [&](Event& e) {
-            e.address = ptr;
-            e.size = size;
-        });
+    return releaseRange(Op::VmmAddressFree, Api::cuMemAddressFree, ptr, size,
+                        [&] { return callReal(driverReal().cuMemAddressFree, ptr, size); });
 }
 
 GMT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
@@ -271,13 +209,8 @@ GMT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 }
 
 GMT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-    return traceRelease<CUresult>(
-        Op::VmmUnmap, Api::cuMemUnmap, Kind::Vmm,
-        [&] { return callReal(driverReal().cuMemUnmap, ptr, size); },
-        [&](Event& e) {
-            e.address = ptr;
-            e.size = size;
-        });
+    return releaseRange(Op::VmmUnmap, Api::cuMemUnmap, ptr, size,
+                        [&] { return callReal(driverReal().cuMemUnmap, ptr, size); });
 }
 
 GMT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,

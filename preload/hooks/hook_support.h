@@ -1,5 +1,7 @@
 // The shape every wrapper shares, so each wrapper in driver_hooks.cpp / runtime_hooks.cpp
-// only says what is particular to its API: which real function, which event fields.
+// only says what is particular to its API: which real function, which event fields. The
+// calls both APIs have (allocations, arrays, frees, pools) fill their events in
+// allocation_calls.h.
 #pragma once
 
 #include "../current_context.h"
@@ -22,6 +24,15 @@ using format::Event;
 using format::Kind;
 using format::Op;
 
+// An address or handle as the event stores it, whichever API handed it out: a pointer
+// (void*, CUstream, CUarray, ...) or a CUdeviceptr.
+inline uint64_t u64(const void* p) {
+    return reinterpret_cast<uint64_t>(p);
+}
+inline uint64_t u64(CUdeviceptr p) {
+    return p;
+}
+
 // CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2.
 inline constexpr int kOutOfMemory = 2;
 
@@ -43,7 +54,7 @@ inline void fillCurrentDevice(Event& e, bool with_context) {
     if (currentContext(ctx, device)) {
         e.device = device;
         if (with_context) {
-            e.context = reinterpret_cast<uint64_t>(ctx);
+            e.context = u64(ctx);
         }
     }
 }
@@ -133,50 +144,6 @@ Result traceRelease(Op op, Api api, Kind kind, Call&& call, Fill&& fill) {
     e.result = static_cast<int32_t>(r);
     recorder.commit(pending, e);
     return r;
-}
-
-// Freeing NULL is a documented no-op: no event, no error.
-template <typename Result, typename Call, typename Fill>
-Result traceFree(Api api, Kind kind, uint64_t address, Call&& call, Fill&& fill) {
-    if (address == 0) {
-        CallScope scope;
-        return call();
-    }
-    return traceRelease<Result>(Op::Free, api, kind, call, [&](Event& e) {
-        e.address = address;
-        fill(e);
-    });
-}
-
-inline void noFields(Event&) {}
-
-// Pools: the runtime and the driver hand the same handle type around (cudaMemPool_t is
-// CUmemoryPool), and both property structs say "on device N" the same way.
-template <typename Result, typename Props, typename Call>
-Result tracePoolCreate(Api api, CUmemoryPool* pool, const Props* props, Call&& call) {
-    return traceCreate<Result>(Op::PoolCreate, api, Kind::Pool, call, [&](Event& e, bool ok) {
-        if (ok) {
-            e.handle = reinterpret_cast<uint64_t>(*pool);
-        }
-        if (props && static_cast<int>(props->location.type) ==
-                         static_cast<int>(CU_MEM_LOCATION_TYPE_DEVICE)) {
-            e.device = static_cast<int16_t>(props->location.id);
-        }
-    });
-}
-
-template <typename Result, typename Call>
-Result tracePoolDestroy(Api api, CUmemoryPool pool, Call&& call) {
-    return traceRelease<Result>(Op::PoolDestroy, api, Kind::Pool, call,
-                                [&](Event& e) { e.handle = reinterpret_cast<uint64_t>(pool); });
-}
-
-template <typename Result, typename Call>
-Result tracePoolTrim(Api api, CUmemoryPool pool, size_t keep, Call&& call) {
-    return traceRelease<Result>(Op::PoolTrim, api, Kind::Pool, call, [&](Event& e) {
-        e.handle = reinterpret_cast<uint64_t>(pool);
-        e.size = keep;
-    });
 }
 
 // Calls the real function, or fails the way a missing symbol does (CUDA_ERROR_NOT_FOUND

@@ -37,6 +37,21 @@ CUresult create_array(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR& descripto
     return CUDA_SUCCESS;
 }
 
+// Both descriptor queries: the handle is checked before the out-parameter, as the driver does.
+template <typename Descriptor, typename Copy>
+CUresult read_descriptor(Descriptor* out, CUarray hArray, Copy&& copy) {
+    Locked driver;
+    CUDASIM_TRY(driver->ready());
+    if (!driver->arrays.contains(hArray)) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (out == nullptr) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    copy(*out, hArray->descriptor);
+    return CUDA_SUCCESS;
+}
+
 } // namespace
 
 CUresult cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
@@ -69,32 +84,19 @@ CUresult cuArrayDestroy(CUarray hArray) {
 }
 
 CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) {
-    Locked driver;
-    CUDASIM_TRY(driver->ready());
-    if (!driver->arrays.contains(hArray)) {
-        return CUDA_ERROR_INVALID_HANDLE;
-    }
-    if (pArrayDescriptor == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    pArrayDescriptor->Width = hArray->descriptor.Width;
-    pArrayDescriptor->Height = hArray->descriptor.Height;
-    pArrayDescriptor->Format = hArray->descriptor.Format;
-    pArrayDescriptor->NumChannels = hArray->descriptor.NumChannels;
-    return CUDA_SUCCESS;
+    return read_descriptor(pArrayDescriptor, hArray,
+                           [](CUDA_ARRAY_DESCRIPTOR& out, const CUDA_ARRAY3D_DESCRIPTOR& d) {
+                               out.Width = d.Width;
+                               out.Height = d.Height;
+                               out.Format = d.Format;
+                               out.NumChannels = d.NumChannels;
+                           });
 }
 
 CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) {
-    Locked driver;
-    CUDASIM_TRY(driver->ready());
-    if (!driver->arrays.contains(hArray)) {
-        return CUDA_ERROR_INVALID_HANDLE;
-    }
-    if (pArrayDescriptor == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    *pArrayDescriptor = hArray->descriptor;
-    return CUDA_SUCCESS;
+    return read_descriptor(
+        pArrayDescriptor, hArray,
+        [](CUDA_ARRAY3D_DESCRIPTOR& out, const CUDA_ARRAY3D_DESCRIPTOR& d) { out = d; });
 }
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle,

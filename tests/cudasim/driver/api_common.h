@@ -33,4 +33,17 @@ inline uint64_t address_of(const void* ptr) {
         }                                                                                          \
     } while (0)
 
+// A query about one device: the device is checked before the out-parameter, as the driver
+// does; `value(driver)` is the answer.
+template <typename T, typename Value>
+CUresult answer_device_query(T* out, CUdevice dev, Value&& value) {
+    Locked driver;
+    CUDASIM_TRY(driver->check_device(dev));
+    if (out == nullptr) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *out = value(*driver);
+    return CUDA_SUCCESS;
+}
+
 } // namespace cudasim

@@ -53,23 +53,12 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
 }
 
 CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-    Locked driver;
-    CUDASIM_TRY(driver->check_device(dev));
-    if (bytes == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    *bytes = driver->memory(dev).capacity();
-    return CUDA_SUCCESS;
+    return answer_device_query(bytes, dev,
+                               [&](Driver& driver) { return driver.memory(dev).capacity(); });
 }
 
 CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
-    Locked driver;
-    CUDASIM_TRY(driver->check_device(dev));
-    if (pi == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    *pi = device_attribute(attrib, dev);
-    return CUDA_SUCCESS;
+    return answer_device_query(pi, dev, [&](Driver&) { return device_attribute(attrib, dev); });
 }
 
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {

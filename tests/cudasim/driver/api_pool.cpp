@@ -140,23 +140,12 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
 }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
-    Locked driver;
-    CUDASIM_TRY(driver->check_device(dev));
-    if (pool_out == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    *pool_out = driver->default_pool(dev);
-    return CUDA_SUCCESS;
+    return answer_device_query(pool_out, dev,
+                               [&](Driver& driver) { return driver.default_pool(dev); });
 }
 
 CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
-    Locked driver;
-    CUDASIM_TRY(driver->check_device(dev));
-    if (pool == nullptr) {
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    *pool = driver->current_pool(dev);
-    return CUDA_SUCCESS;
+    return answer_device_query(pool, dev, [&](Driver& driver) { return driver.current_pool(dev); });
 }
 
 CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {

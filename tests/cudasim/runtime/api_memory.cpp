@@ -4,6 +4,7 @@
 // cudaMallocPitch -> cuMemAllocPitch_v2, cudaMallocManaged -> cuMemAllocManaged,
 // cudaFree -> cuMemFree_v2), through pointers obtained from cuGetProcAddress.
 #include "api_common.h"
+#include "pointer_allocation.h"
 
 using namespace cudasim::rt;
 
@@ -16,19 +17,8 @@ constexpr unsigned kPitchElementBytes = 4;
 
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
     CUDASIM_WITH_CONTEXT(api);
-    if (devPtr == nullptr) {
-        return finish(cudaErrorInvalidValue);
-    }
-    if (size == 0) {
-        *devPtr = nullptr; // as the real runtime does: success, no allocation
-        return cudaSuccess;
-    }
-    CUdeviceptr ptr = 0;
-    CUresult r = api->cuMemAlloc(&ptr, size);
-    if (r == CUDA_SUCCESS) {
-        *devPtr = reinterpret_cast<void*>(ptr);
-    }
-    return finish(r);
+    return allocate_pointer(devPtr, size,
+                            [&](CUdeviceptr* ptr) { return api->cuMemAlloc(ptr, size); });
 }
 
 cudaError_t cudaFree(void* devPtr) {
@@ -73,19 +63,8 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr* pitchedDevPtr, struct cudaExtent
 
 cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
     CUDASIM_WITH_CONTEXT(api);
-    if (devPtr == nullptr) {
-        return finish(cudaErrorInvalidValue);
-    }
-    if (size == 0) {
-        *devPtr = nullptr;
-        return cudaSuccess;
-    }
-    CUdeviceptr ptr = 0;
-    CUresult r = api->cuMemAllocManaged(&ptr, size, flags);
-    if (r == CUDA_SUCCESS) {
-        *devPtr = reinterpret_cast<void*>(ptr);
-    }
-    return finish(r);
+    return allocate_pointer(
+        devPtr, size, [&](CUdeviceptr* ptr) { return api->cuMemAllocManaged(ptr, size, flags); });
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {

@@ -2,6 +2,7 @@
 // cudaFreeAsync -> cuMemFreeAsync, ...). The _ptsz exports are what a program built with
 // per-thread default streams calls; they reach the driver's _ptsz functions.
 #include "api_common.h"
+#include "pointer_allocation.h"
 
 using namespace cudasim::rt;
 
@@ -10,27 +11,15 @@ namespace {
 cudaError_t malloc_async(void** devPtr, size_t size, cudaMemPool_t pool, cudaStream_t stream,
                          bool per_thread) {
     CUDASIM_WITH_CONTEXT(api);
-    if (devPtr == nullptr) {
-        return finish(cudaErrorInvalidValue);
-    }
-    if (size == 0) {
-        *devPtr = nullptr;
-        return cudaSuccess;
-    }
-    CUdeviceptr ptr = 0;
-    CUresult r;
-    if (pool == nullptr) {
-        auto allocate = per_thread ? api->cuMemAllocAsync_ptsz : api->cuMemAllocAsync;
-        r = allocate(&ptr, size, stream);
-    } else {
+    return allocate_pointer(devPtr, size, [&](CUdeviceptr* ptr) {
+        if (pool == nullptr) {
+            auto allocate = per_thread ? api->cuMemAllocAsync_ptsz : api->cuMemAllocAsync;
+            return allocate(ptr, size, stream);
+        }
         auto allocate =
             per_thread ? api->cuMemAllocFromPoolAsync_ptsz : api->cuMemAllocFromPoolAsync;
-        r = allocate(&ptr, size, pool, stream);
-    }
-    if (r == CUDA_SUCCESS) {
-        *devPtr = reinterpret_cast<void*>(ptr);
-    }
-    return finish(r);
+        return allocate(ptr, size, pool, stream);
+    });
 }
 
 cudaError_t free_async(void* devPtr, cudaStream_t stream, bool per_thread) {
