@@ -196,19 +196,23 @@ void orderHeld(Report& r) {
                      [](const HeldReport& a, const HeldReport& b) { return a.bytes > b.bytes; });
 }
 
-// The leak sites in scope (sorted), each suppressed or counted; the first `top` not
-// suppressed are listed.
-void listLeaks(Report& r, std::vector<LeakSite> sites, const LeakPolicy& policy) {
+// The leak sites in scope, in order: each suppressed or counted, the first `top` not
+// suppressed listed. `site(i, with_stack)` makes the i-th; its stack is needed only where it
+// may be listed or rules must match it, and is kept only where it is listed.
+template <typename MakeSite>
+void listLeaks(Report& r, size_t n, const LeakPolicy& policy, MakeSite&& site) {
     Figures figures(r);
     r.leaks.clear();
-    for (LeakSite& site : sites) {
-        if (policy.suppress && policy.suppress(site)) {
-            figures.suppressed(site);
+    for (size_t i = 0; i < n; ++i) {
+        const bool listed = r.leaks.size() < policy.top;
+        LeakSite s = site(i, listed || policy.suppress);
+        if (policy.suppress && policy.suppress(s)) {
+            figures.suppressed(s);
             continue;
         }
-        figures.scope(site, +1);
-        if (r.leaks.size() < policy.top) {
-            r.leaks.push_back(std::move(site));
+        figures.scope(s, +1);
+        if (listed) {
+            r.leaks.push_back(std::move(s));
         }
     }
 }
@@ -253,16 +257,21 @@ void requireWholeRun(const Report& r) {
 
 } // namespace
 
+std::string siteApi(Kind kind, format::Api api) {
+    return kind == Kind::Block ? "PyTorch caching allocator" : std::string(format::apiName(api));
+}
+
 void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
                      const LeakPolicy& policy, const StackOf& stack_of) {
     Figures figures(r);
     std::map<std::pair<size_t, uint64_t>, const CachingAllocator*> holders;
-    using SiteKey = std::tuple<size_t, uint64_t, Kind, std::string, bool>;
+    // A leak site: the groups of one process, stack, kind, API and teardown flag.
+    using SiteKey = std::tuple<size_t, uint64_t, Kind, format::Api, bool>;
     std::set<SiteKey> leaked_groups;
-    std::map<SiteKey, LeakSite> in_scope;
+    std::map<SiteKey, LeakGroupFigures> in_scope; // their figures summed over phases
     // Per process and allocator (by name), its sites by (stack, kind, API).
     std::map<std::pair<size_t, std::string>,
-             std::map<std::tuple<uint64_t, Kind, std::string>, HeldSite>>
+             std::map<std::tuple<uint64_t, Kind, format::Api>, HeldSite>>
         held;
     for (const LeakGroupFigures& g : groups) {
         const CachingAllocator* holder = nullptr;
@@ -279,49 +288,68 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
             s.bytes += g.bytes;
             s.allocations += g.allocations;
             s.kind = g.kind;
-            s.api = g.api;
+            s.api = siteApi(g.kind, g.api);
             s.stack_id = g.stack_id;
             continue;
         }
-        figures.leaked(Contribution{g.process, g.kind, g.released_by_teardown, g.bytes,
-                                    g.allocations, g.uncertain_bytes, g.uncertain_allocations,
-                                    g.bytes_by_device, g.phase},
-                       +1);
+        Contribution c{g.process,
+                       g.kind,
+                       g.released_by_teardown,
+                       g.bytes,
+                       g.allocations,
+                       g.uncertain_bytes,
+                       g.uncertain_allocations,
+                       {},
+                       g.phase};
+        if (g.bytes_by_device) {
+            c.bytes_by_device.insert(g.bytes_by_device->begin(), g.bytes_by_device->end());
+        }
+        figures.leaked(c, +1);
         SiteKey key(g.process, g.stack_id, g.kind, g.api, g.released_by_teardown);
         leaked_groups.insert(key);
         if (!g.in_scope) {
             continue;
         }
-        LeakSite& site = in_scope[key];
-        site.bytes += g.bytes;
-        site.allocations += g.allocations;
-        site.uncertain_bytes += g.uncertain_bytes;
-        site.uncertain_allocations += g.uncertain_allocations;
-        site.kind = g.kind;
-        site.api = g.api;
-        site.released_by_teardown = g.released_by_teardown;
-        site.pid = r.processes[g.process].pid;
-        site.stack_id = g.stack_id;
+        auto [it, inserted] = in_scope.try_emplace(key, g);
+        if (!inserted) {
+            it->second.bytes += g.bytes;
+            it->second.allocations += g.allocations;
+            it->second.uncertain_bytes += g.uncertain_bytes;
+            it->second.uncertain_allocations += g.uncertain_allocations;
+        }
     }
     figures.groups(leaked_groups.size(), +1);
 
-    std::vector<std::pair<size_t, LeakSite>> sites;
-    for (auto& [key, site] : in_scope) {
-        sites.emplace_back(std::get<0>(key), std::move(site));
+    std::vector<const LeakGroupFigures*> sites;
+    for (const auto& [key, site] : in_scope) {
+        sites.push_back(&site);
     }
-    std::stable_sort(sites.begin(), sites.end(), [&r](const auto& a, const auto& b) {
-        return leakBefore(r, a.second, b.second);
-    });
-    // Without rules to match, only the sites listed are symbolized.
-    const size_t symbolized = policy.suppress ? sites.size() : std::min(sites.size(), policy.top);
-    std::vector<LeakSite> listed;
-    for (size_t i = 0; i < sites.size(); ++i) {
-        if (i < symbolized) {
-            sites[i].second.stack = stack_of(sites[i].first, sites[i].second.stack_id);
+    auto leakSite = [&r](const LeakGroupFigures& g) {
+        LeakSite s;
+        s.bytes = g.bytes;
+        s.allocations = g.allocations;
+        s.kind = g.kind;
+        s.api = siteApi(g.kind, g.api);
+        s.released_by_teardown = g.released_by_teardown;
+        s.pid = r.processes[g.process].pid;
+        s.stack_id = g.stack_id;
+        s.uncertain_bytes = g.uncertain_bytes;
+        s.uncertain_allocations = g.uncertain_allocations;
+        return s;
+    };
+    std::stable_sort(sites.begin(), sites.end(), [&](const auto* a, const auto* b) {
+        if (a->bytes != b->bytes || a->allocations != b->allocations) {
+            return a->bytes != b->bytes ? a->bytes > b->bytes : a->allocations > b->allocations;
         }
-        listed.push_back(std::move(sites[i].second));
-    }
-    listLeaks(r, std::move(listed), policy);
+        return leakBefore(r, leakSite(*a), leakSite(*b));
+    });
+    listLeaks(r, sites.size(), policy, [&](size_t i, bool with_stack) {
+        LeakSite s = leakSite(*sites[i]);
+        if (with_stack) {
+            s.stack = stack_of(sites[i]->process, s.stack_id);
+        }
+        return s;
+    });
 
     for (auto& [owner, by_site] : held) {
         HeldReport h{r.processes[owner.first].pid, owner.second, 0, 0, 0, {}};
@@ -419,7 +447,7 @@ void judgeSavedLeaks(Report& r, const LeakPolicy& policy) {
     orderHeld(r);
     std::stable_sort(leaked.begin(), leaked.end(),
                      [&r](const LeakSite& a, const LeakSite& b) { return leakBefore(r, a, b); });
-    listLeaks(r, std::move(leaked), policy);
+    listLeaks(r, leaked.size(), policy, [&](size_t i, bool) { return std::move(leaked[i]); });
 }
 
 } // namespace gmt::analyzer

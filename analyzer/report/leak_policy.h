@@ -62,7 +62,7 @@ struct LeakGroupFigures {
     size_t process = 0; // index in Report::processes
     uint64_t stack_id = 0;
     format::Kind kind = format::Kind::Device;
-    std::string api;
+    format::Api api = format::Api::Unknown;
     bool released_by_teardown = false;
     bool in_scope = true;        // allocated in LeakScope::phase (always without one)
     std::optional<size_t> phase; // index in Report::phases of the phase it was made in
@@ -70,8 +70,11 @@ struct LeakGroupFigures {
     uint64_t allocations = 0;
     uint64_t uncertain_bytes = 0;
     uint64_t uncertain_allocations = 0;
-    std::map<int64_t, uint64_t> bytes_by_device;
+    const std::map<int, uint64_t>* bytes_by_device = nullptr; // the analysis's, while it lives
 };
+
+// What a leak site of `kind` says it was allocated through: a block, its allocator.
+std::string siteApi(format::Kind kind, format::Api api);
 
 // A group's stack, symbolized on demand (only held candidates, listed and filtered sites
 // need one).

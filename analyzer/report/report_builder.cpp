@@ -20,9 +20,6 @@ using format::Kind;
 
 namespace {
 
-// What a leak site at the tensor level says it was allocated through.
-constexpr std::string_view kBlockApi = "PyTorch caching allocator";
-
 uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
 }
@@ -142,6 +139,7 @@ class Builder {
         r.generator = generatorName();
         totals(r);
         devices(r);
+        r.leak_scope.phase = options_.phase;
         judgeTraceLeaks(r, groups_, leakPolicy(options_), [this](size_t process, uint64_t stack) {
             return stackOf(static_cast<uint32_t>(process), static_cast<uint32_t>(stack));
         });
@@ -194,8 +192,7 @@ class Builder {
                 f.process = i;
                 f.stack_id = key.stack;
                 f.kind = key.kind;
-                f.api = key.kind == Kind::Block ? std::string(kBlockApi)
-                                                : std::string(format::apiName(key.api));
+                f.api = key.api;
                 f.released_by_teardown = key.released_by_teardown;
                 f.in_scope = !options_.phase || inScope(within, key.phase);
                 if (key.phase < phase_stats.size()) {
@@ -205,7 +202,7 @@ class Builder {
                 f.allocations = g.allocations;
                 f.uncertain_bytes = g.uncertain_bytes;
                 f.uncertain_allocations = g.uncertain_allocations;
-                f.bytes_by_device.insert(g.bytes_by_device.begin(), g.bytes_by_device.end());
+                f.bytes_by_device = &g.bytes_by_device;
                 groups_.push_back(std::move(f));
             });
             r.processes.push_back(processReport(p));
@@ -495,8 +492,8 @@ class Builder {
             out.blocks += live.allocations;
             if (out.top_sites.size() < options_.top) {
                 out.top_sites.push_back(HeldSite{live.bytes, live.allocations, Kind::Block,
-                                                 std::string(kBlockApi), stackOf(process, stack),
-                                                 stack});
+                                                 siteApi(Kind::Block, format::Api::Unknown),
+                                                 stackOf(process, stack), stack});
             }
         }
         return out;
