@@ -45,7 +45,10 @@ bool RingRecovery::readSlot(uint32_t index, Slot& slot) const {
 bool RingRecovery::next(Record& out, format::EventCoder& prev) {
     Slot slot{};
     while (cursor_ < committed_.size()) {
-        auto [position, index] = committed_[cursor_++];
+        // Named variables, not a structured binding: the join's callback uses the position.
+        const uint64_t position = committed_[cursor_].first;
+        const uint32_t index = committed_[cursor_].second;
+        ++cursor_;
         if (position > expected_) {
             missing_ += position - expected_;
             missing_total_ += position - expected_;

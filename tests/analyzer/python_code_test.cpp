@@ -6,6 +6,7 @@
 #include "subprocess.h"
 
 #include <catch2/catch.hpp>
+#include <gpumemtrace/format/record_codec.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
