@@ -737,7 +737,7 @@ class Builder {
             out.fragmentation.push_back(
                 spaceReport(e.space, e.process, Moment::Peak, e.time_ns, e.exact));
         }
-        r.caching = std::move(out);
+        r.caching_allocator = std::move(out);
     }
 
     // A detail field's stack: each (process, stack) symbolized once, the first
