@@ -108,8 +108,8 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
                        " held by caching allocators at exit, not counted";
     }
     uint64_t kept = 0;
-    if (report.caching) {
-        for (const analyzer::CachingAllocatorReport& a : report.caching->processes) {
+    if (report.caching_allocator) {
+        for (const analyzer::CachingAllocatorReport& a : report.caching_allocator->processes) {
             kept += a.exit_kept.bytes;
         }
     }

@@ -3,9 +3,13 @@
 // engine type, so views, saved reports and the gate compile without the analysis.
 // report/report_builder.h builds it from a finished Analysis; report/report_json.h writes
 // it as JSON and reads saved JSON back.
-// Every field here has a JSON field of the same name in docs/report.schema.json.
+// Every field here has a JSON field of the same name in docs/report.schema.json. The
+// GMT_DESCRIBE after each struct lists its fields once (model/describe.h), in declaration
+// order, which is the JSON order: the JSON writer and reader follow the lists, and
+// tests/analyzer/report_fields_test.cpp checks them against the schema.
 #pragma once
 
+#include "model/describe.h"
 #include "model/error_type.h"
 #include "model/frame.h"
 #include "model/moment.h"
@@ -35,6 +39,8 @@ struct PhaseMarker {
     // nothing). Reports saved before nesting existed have [name].
     std::vector<std::string> path;
 };
+GMT_DESCRIBE(PhaseMarker, GMT_MEMBER(time_ns), GMT_MEMBER(name), GMT_MEMBER(kind, kOptional),
+             GMT_MEMBER(tid, kOptional), GMT_MEMBER(path, kOptional))
 
 // The CPython a process ran, as its trace's header and trailer say (docs/python.md).
 struct PythonRuntime {
@@ -42,6 +48,7 @@ struct PythonRuntime {
     // At the end of the trace when it has a trailer (a failed check shows only there).
     format::PythonStatus status = format::PythonStatus::NotDetected;
 };
+GMT_DESCRIBE(PythonRuntime, GMT_MEMBER(version), GMT_MEMBER(status))
 
 // Where events are missing from a trace (docs/analysis.md, "Missing events").
 struct MissingRangeReport {
@@ -50,6 +57,8 @@ struct MissingRangeReport {
     uint64_t after_time_ns = 0;  // the latest event before the gap (0: none)
     uint64_t before_time_ns = 0; // the event right after it (0: not an event)
 };
+GMT_DESCRIBE(MissingRangeReport, GMT_MEMBER(first_position), GMT_MEMBER(positions),
+             GMT_MEMBER(after_time_ns), GMT_MEMBER(before_time_ns))
 
 struct MissingEventsReport {
     uint64_t dropped_events = 0;    // drop mode: lost at points the trace does not record
@@ -58,6 +67,8 @@ struct MissingEventsReport {
     std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
     bool unknown_tail = false;            // a damaged log with nothing after it
 };
+GMT_DESCRIBE(MissingEventsReport, GMT_MEMBER(dropped_events), GMT_MEMBER(missing_positions),
+             GMT_MEMBER(gap_count), GMT_MEMBER(gaps), GMT_MEMBER(unknown_tail))
 
 struct ProcessReport {
     uint64_t pid = 0;
@@ -71,7 +82,6 @@ struct ProcessReport {
     std::string executable;
     std::string host;
     uint64_t start_mono_ns = 0;
-    uint64_t end_mono_ns = 0; // when its allocations ended: trailer, else its last event
     uint64_t start_wall_ns = 0;
     uint64_t driver_version = 0;
     uint64_t allocations = 0;
@@ -90,6 +100,7 @@ struct ProcessReport {
     // Calls that had not returned when the trace ended; their events are not in it.
     std::optional<uint64_t> in_flight_calls;
     std::vector<PhaseMarker> phases; // markers in time order (capped, see AnalysisOptions)
+    uint64_t end_mono_ns = 0;        // when its allocations ended: trailer, else its last event
     // Its own device-resident bytes at most (whatever other processes held then), in all
     // and per device (ordinal, bytes), ordinals ascending. 0 / empty in older reports.
     uint64_t peak_bytes = 0;
@@ -100,6 +111,21 @@ struct ProcessReport {
     // Set when events are missing: its leak and error figures are then partly uncertain.
     std::optional<MissingEventsReport> missing_events;
 };
+GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command), GMT_MEMBER(trace_file),
+             GMT_MEMBER(complete), GMT_MEMBER(events), GMT_MEMBER(dropped_events),
+             GMT_MEMBER(duration_ns), GMT_MEMBER(ppid, kOptional),
+             GMT_MEMBER(executable, kOptional), GMT_MEMBER(host, kOptional),
+             GMT_MEMBER(start_mono_ns, kOptional), GMT_MEMBER(start_wall_ns, kOptional),
+             GMT_MEMBER(driver_version, kOptional), GMT_MEMBER(allocations, kOptional),
+             GMT_MEMBER(frees, kOptional), GMT_MEMBER(failed_allocations, kOptional),
+             GMT_MEMBER(errors, kOptional), GMT_MEMBER(leaked_bytes, kOptional),
+             GMT_MEMBER(recovered_records, kOptional), GMT_MEMBER(rank, kOptional),
+             GMT_MEMBER(exit_signal, kOmitted), GMT_MEMBER(incomplete_reason, kOmitted),
+             GMT_MEMBER(valid_log_end_offset, kOmitted), GMT_MEMBER(log_failed, kOmitted),
+             GMT_MEMBER(in_flight_calls, kOmitted), GMT_MEMBER(phases, kOptional),
+             GMT_MEMBER(end_mono_ns, kOptional), GMT_MEMBER(peak_bytes, kOptional),
+             GMT_MEMBER(device_peaks, kOptional, FieldCodec::DevicePeak),
+             GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted))
 
 struct Summary {
     uint64_t allocations = 0;
@@ -120,6 +146,13 @@ struct Summary {
     uint64_t held_at_exit_bytes = 0;
     uint64_t held_at_exit_allocations = 0;
 };
+GMT_DESCRIBE(Summary, GMT_MEMBER(allocations), GMT_MEMBER(frees), GMT_MEMBER(failed_allocations),
+             GMT_MEMBER(errors), GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations),
+             GMT_MEMBER(peak_bytes), GMT_MEMBER(peak_time_ns), GMT_MEMBER(leak_groups, kOptional),
+             GMT_MEMBER(teardown_released_bytes, kOptional),
+             GMT_MEMBER(uncertain_errors, kOptional), GMT_MEMBER(uncertain_leaked_bytes, kOptional),
+             GMT_MEMBER(held_at_exit_bytes, kOptional),
+             GMT_MEMBER(held_at_exit_allocations, kOptional))
 
 struct KindReport {
     format::Kind kind = format::Kind::Device;
@@ -128,6 +161,8 @@ struct KindReport {
     uint64_t leaked_bytes = 0;
     uint64_t leaked_allocations = 0;
 };
+GMT_DESCRIBE(KindReport, GMT_MEMBER(kind, kKey), GMT_MEMBER(allocations), GMT_MEMBER(peak_bytes),
+             GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations))
 
 struct DeviceReport {
     int64_t ordinal = 0;
@@ -138,6 +173,9 @@ struct DeviceReport {
     uint64_t leaked_bytes = 0;
     uint64_t granularity = 0;
 };
+GMT_DESCRIBE(DeviceReport, GMT_MEMBER(ordinal), GMT_MEMBER(name), GMT_MEMBER(total_bytes),
+             GMT_MEMBER(peak_bytes), GMT_MEMBER(peak_time_ns), GMT_MEMBER(leaked_bytes),
+             GMT_MEMBER(granularity, kOptional))
 
 // Leaked allocations of one process grouped by (stack, kind, API, released by teardown).
 struct LeakSite {
@@ -153,6 +191,10 @@ struct LeakSite {
     uint64_t uncertain_bytes = 0;
     uint64_t uncertain_allocations = 0;
 };
+GMT_DESCRIBE(LeakSite, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(kind),
+             GMT_MEMBER(api), GMT_MEMBER(stack), GMT_MEMBER(released_by_teardown, kOptional),
+             GMT_MEMBER(pid, kOptional), GMT_MEMBER(stack_id, kOptional),
+             GMT_MEMBER(uncertain_bytes, kOptional), GMT_MEMBER(uncertain_allocations, kOptional))
 
 // What the `leaks` list covers and how much lies beyond it. Without a phase and a filter
 // it equals the summary's leak figures; `check` narrows it (a phase, suppressions).
@@ -168,6 +210,10 @@ struct LeakScope {
     uint64_t uncertain_bytes = 0;
     uint64_t uncertain_allocations = 0;
 };
+GMT_DESCRIBE(LeakScope, GMT_MEMBER(phase), GMT_MEMBER(bytes), GMT_MEMBER(allocations),
+             GMT_MEMBER(sites), GMT_MEMBER(suppressed_bytes), GMT_MEMBER(suppressed_allocations),
+             GMT_MEMBER(suppressed_sites), GMT_MEMBER(uncertain_bytes, kOptional),
+             GMT_MEMBER(uncertain_allocations, kOptional))
 
 // What a caching allocator (caching_allocators.h) still held when its process ended, per
 // process and allocator: its cache, not a leak (docs/analysis.md, "Held by a caching
@@ -180,6 +226,8 @@ struct HeldSite {
     Stack stack;
     uint64_t stack_id = 0;
 };
+GMT_DESCRIBE(HeldSite, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(kind),
+             GMT_MEMBER(api), GMT_MEMBER(stack), GMT_MEMBER(stack_id))
 struct HeldReport {
     uint64_t pid = 0;
     std::string allocator; // the table entry's name
@@ -188,6 +236,8 @@ struct HeldReport {
     uint64_t sites = 0;              // stacks, listed or not
     std::vector<HeldSite> top_sites; // largest first, ReportOptions::top of them
 };
+GMT_DESCRIBE(HeldReport, GMT_MEMBER(pid), GMT_MEMBER(allocator), GMT_MEMBER(bytes),
+             GMT_MEMBER(allocations), GMT_MEMBER(sites), GMT_MEMBER(top_sites))
 
 struct PeakSite {
     uint64_t bytes = 0;
@@ -196,17 +246,21 @@ struct PeakSite {
     uint64_t pid = 0;
     uint64_t stack_id = 0;
 };
+GMT_DESCRIBE(PeakSite, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(stack),
+             GMT_MEMBER(pid, kOptional), GMT_MEMBER(stack_id, kOptional))
 
 struct PeakReport {
     uint64_t bytes = 0;
     uint64_t time_ns = 0;
     std::vector<PeakSite> top_sites;
 };
+GMT_DESCRIBE(PeakReport, GMT_MEMBER(bytes), GMT_MEMBER(time_ns), GMT_MEMBER(top_sites))
 
 struct HoleReport {
     uint64_t address = 0;
     uint64_t bytes = 0;
 };
+GMT_DESCRIBE(HoleReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(bytes))
 
 struct PinReport {
     uint64_t address = 0;
@@ -216,6 +270,8 @@ struct PinReport {
     std::string api;
     Stack stack;
 };
+GMT_DESCRIBE(PinReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(bytes),
+             GMT_MEMBER(pinned_bytes), GMT_MEMBER(kind), GMT_MEMBER(api), GMT_MEMBER(stack))
 
 // A stack the detail fields below refer to by its index in Report::stacks.
 using StackRef = std::optional<uint32_t>; // unset: not embedded (past ReportDetail::stacks)
@@ -227,6 +283,8 @@ struct LayoutSpanReport {
     uint64_t bytes = 0;
     bool reservation = false;
 };
+GMT_DESCRIBE(LayoutSpanReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(bytes),
+             GMT_MEMBER(reservation))
 struct LayoutBlockReport {
     uint64_t address = 0;
     uint64_t extent = 0;
@@ -236,6 +294,9 @@ struct LayoutBlockReport {
     std::string api;
     StackRef stack;
 };
+GMT_DESCRIBE(LayoutBlockReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(extent),
+             GMT_MEMBER(bytes), GMT_MEMBER(pinned_bytes), GMT_MEMBER(kind), GMT_MEMBER(api),
+             GMT_MEMBER(stack, FieldCodec::StackIndex))
 struct LayoutReport {
     std::vector<LayoutSpanReport> spans;
     std::vector<LayoutBlockReport> blocks;
@@ -243,6 +304,8 @@ struct LayoutReport {
     uint64_t span_count = 0;
     uint64_t block_count = 0;
 };
+GMT_DESCRIBE(LayoutReport, GMT_MEMBER(spans), GMT_MEMBER(blocks), GMT_MEMBER(holes),
+             GMT_MEMBER(span_count), GMT_MEMBER(block_count))
 
 struct FragmentationReport {
     Moment moment = Moment::End;
@@ -262,6 +325,12 @@ struct FragmentationReport {
     uint64_t device_total_bytes = 0;    // the device's memory
     std::optional<LayoutReport> layout; // with ReportDetail::layout_entries
 };
+GMT_DESCRIBE(FragmentationReport, GMT_MEMBER(moment), GMT_MEMBER(time_ns), GMT_MEMBER(device),
+             GMT_MEMBER(granularity), GMT_MEMBER(hole_bytes), GMT_MEMBER(largest_hole_bytes),
+             GMT_MEMBER(ratio), GMT_MEMBER(holes), GMT_MEMBER(hole_count, kOptional),
+             GMT_MEMBER(pinning, kOptional), GMT_MEMBER(pid, kOptional),
+             GMT_MEMBER(exact, kOptional), GMT_MEMBER(live_bytes, kOptional),
+             GMT_MEMBER(device_total_bytes, kOptional), GMT_MEMBER(layout, kOptional))
 
 struct FailureReport {
     uint64_t time_ns = 0;
@@ -279,6 +348,12 @@ struct FailureReport {
     std::string kind;
     uint64_t pid = 0;
 };
+GMT_DESCRIBE(FailureReport, GMT_MEMBER(time_ns), GMT_MEMBER(api), GMT_MEMBER(requested_bytes),
+             GMT_MEMBER(error), GMT_MEMBER(live_bytes), GMT_MEMBER(device_free_bytes),
+             GMT_MEMBER(largest_hole_bytes), GMT_MEMBER(diagnosis), GMT_MEMBER(stack),
+             GMT_MEMBER(result, kOptional), GMT_MEMBER(device, kOptional),
+             GMT_MEMBER(device_total_bytes, kOptional), GMT_MEMBER(kind, kOptional),
+             GMT_MEMBER(pid, kOptional))
 
 struct ErrorReport {
     ErrorType type = ErrorType::InvalidFree;
@@ -293,11 +368,17 @@ struct ErrorReport {
     uint64_t pid = 0;
     bool uncertain = false; // missing events could explain it
 };
+GMT_DESCRIBE(ErrorReport, GMT_MEMBER(type), GMT_MEMBER(api), GMT_MEMBER(address, FieldCodec::Hex),
+             GMT_MEMBER(time_ns), GMT_MEMBER(stack), GMT_MEMBER(allocation_stack),
+             GMT_MEMBER(allocation_api, kOptional), GMT_MEMBER(detail, kOptional),
+             GMT_MEMBER(result, kOptional), GMT_MEMBER(pid, kOptional),
+             GMT_MEMBER(uncertain, kOptional))
 
 struct TimelineReport {
     int64_t device = 0;
     std::vector<std::pair<uint64_t, uint64_t>> points; // (time_ns, live bytes)
 };
+GMT_DESCRIBE(TimelineReport, GMT_MEMBER(device), GMT_MEMBER(points))
 
 // One phase name of one process, over every time it was marked: a phase runs from its
 // marker to the next marker of that process, or to the process's end.
@@ -321,6 +402,11 @@ struct PhaseReport {
     // reports saved before it existed).
     uint64_t peak_above_start_bytes = 0;
 };
+GMT_DESCRIBE(PhaseReport, GMT_MEMBER(pid), GMT_MEMBER(name), GMT_MEMBER(occurrences),
+             GMT_MEMBER(first_time_ns), GMT_MEMBER(duration_ns), GMT_MEMBER(allocations),
+             GMT_MEMBER(allocated_bytes), GMT_MEMBER(frees), GMT_MEMBER(peak_bytes),
+             GMT_MEMBER(peak_time_ns), GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations),
+             GMT_MEMBER(path, kOptional), GMT_MEMBER(peak_above_start_bytes, kOptional))
 
 // Where the iterations of one process begin (analyzer/analysis/iteration_clock.h) and how much
 // grows across them. docs/analysis.md, "Growth", defines the figures.
@@ -335,6 +421,9 @@ struct IterationReport {
     uint64_t growing_sites = 0;
     uint64_t growth_bytes_per_iteration = 0; // summed over its growing sites
 };
+GMT_DESCRIBE(IterationReport, GMT_MEMBER(pid), GMT_MEMBER(source), GMT_MEMBER(phase),
+             GMT_MEMBER(stack), GMT_MEMBER(stack_id), GMT_MEMBER(boundaries), GMT_MEMBER(note),
+             GMT_MEMBER(growing_sites), GMT_MEMBER(growth_bytes_per_iteration))
 
 // An allocation site whose live bytes grow across iterations.
 struct GrowthSite {
@@ -351,6 +440,10 @@ struct GrowthSite {
     // first); empty when none was.
     std::vector<std::string> phase;
 };
+GMT_DESCRIBE(GrowthSite, GMT_MEMBER(pid), GMT_MEMBER(bytes_per_iteration),
+             GMT_MEMBER(first_iteration), GMT_MEMBER(iterations), GMT_MEMBER(growing_iterations),
+             GMT_MEMBER(confidence), GMT_MEMBER(live_bytes), GMT_MEMBER(stack),
+             GMT_MEMBER(stack_id), GMT_MEMBER(phase))
 
 // What the `growth` list covers: with a phase, the sites whose growth began in it (or in
 // a phase nested in it).
@@ -359,6 +452,7 @@ struct GrowthScope {
     uint64_t sites = 0;               // listed or not
     uint64_t bytes_per_iteration = 0; // summed
 };
+GMT_DESCRIBE(GrowthScope, GMT_MEMBER(phase), GMT_MEMBER(sites), GMT_MEMBER(bytes_per_iteration))
 
 // One rank of a job (a process whose launcher set a rank) in the per-rank table. A rank
 // is an outlier in a figure when the figure is above the ranks' median by more than a
@@ -380,12 +474,16 @@ struct RankRow {
     // "errors".
     std::vector<std::string> outlier;
 };
+GMT_DESCRIBE(RankRow, GMT_MEMBER(rank), GMT_MEMBER(host), GMT_MEMBER(pid), GMT_MEMBER(command),
+             GMT_MEMBER(peak_bytes), GMT_MEMBER(device_peaks, FieldCodec::DevicePeak),
+             GMT_MEMBER(leaked_bytes), GMT_MEMBER(growth_bytes_per_iteration),
+             GMT_MEMBER(failed_allocations), GMT_MEMBER(errors), GMT_MEMBER(outlier))
 
 // ---- The tensor level: a framework's caching allocator (docs/frameworks.md) ----
 
 // The free space inside a caching allocator's segments on one device at one moment
-// (block_tracker.h InsideSegments): the figures PyTorch's memory_stats() and its OOM
-// message give ("reserved but unallocated").
+// (block_tracker.h InsideSegments measures it in this type): the figures PyTorch's
+// memory_stats() and its OOM message give ("reserved but unallocated").
 struct SegmentSpaceReport {
     uint64_t address = 0;
     uint64_t bytes = 0;
@@ -395,6 +493,9 @@ struct SegmentSpaceReport {
     uint64_t stream = 0;
     bool expandable = false;
 };
+GMT_DESCRIBE(SegmentSpaceReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(bytes),
+             GMT_MEMBER(allocated_bytes), GMT_MEMBER(free_bytes), GMT_MEMBER(largest_free_bytes),
+             GMT_MEMBER(stream, FieldCodec::Hex), GMT_MEMBER(expandable))
 struct StreamSpaceReport {
     uint64_t stream = 0;
     uint64_t reserved_bytes = 0;
@@ -402,6 +503,8 @@ struct StreamSpaceReport {
     uint64_t free_bytes = 0;
     uint64_t largest_free_bytes = 0;
 };
+GMT_DESCRIBE(StreamSpaceReport, GMT_MEMBER(stream, FieldCodec::Hex), GMT_MEMBER(reserved_bytes),
+             GMT_MEMBER(allocated_bytes), GMT_MEMBER(free_bytes), GMT_MEMBER(largest_free_bytes))
 struct InsideSegmentsReport {
     uint64_t pid = 0;
     Moment moment = Moment::Peak; // the tensor-level peak, or an OOM (Moment::Failure)
@@ -422,6 +525,13 @@ struct InsideSegmentsReport {
     std::vector<SegmentSpaceReport> segments; // most free first (--top)
     uint64_t segment_count = 0;
 };
+GMT_DESCRIBE(InsideSegmentsReport, GMT_MEMBER(pid), GMT_MEMBER(moment, FieldCodec::CachingMoment),
+             GMT_MEMBER(time_ns), GMT_MEMBER(device), GMT_MEMBER(exact), GMT_MEMBER(reserved_bytes),
+             GMT_MEMBER(allocated_bytes), GMT_MEMBER(active_bytes), GMT_MEMBER(requested_bytes),
+             GMT_MEMBER(reserved_unallocated_bytes), GMT_MEMBER(free_bytes),
+             GMT_MEMBER(inactive_split_blocks), GMT_MEMBER(inactive_split_bytes),
+             GMT_MEMBER(releasable_bytes), GMT_MEMBER(largest_free_bytes), GMT_MEMBER(streams),
+             GMT_MEMBER(segments), GMT_MEMBER(segment_count))
 
 // Would a setting or a change have avoided an OOM (docs/frameworks.md, "Out of memory")?
 struct OomHint {
@@ -431,6 +541,8 @@ struct OomHint {
     bool estimate = false; // the recorded state does not settle it
     std::string why;
 };
+GMT_DESCRIBE(OomHint, GMT_MEMBER(remedy), GMT_MEMBER(verdict), GMT_MEMBER(estimate),
+             GMT_MEMBER(why))
 
 struct CachingOomReport {
     uint64_t pid = 0;
@@ -446,6 +558,10 @@ struct CachingOomReport {
     Stack stack;
     InsideSegmentsReport space;
 };
+GMT_DESCRIBE(CachingOomReport, GMT_MEMBER(pid), GMT_MEMBER(time_ns), GMT_MEMBER(device),
+             GMT_MEMBER(stream, FieldCodec::Hex), GMT_MEMBER(requested_bytes),
+             GMT_MEMBER(device_free_bytes), GMT_MEMBER(released_bytes), GMT_MEMBER(fragmentation),
+             GMT_MEMBER(diagnosis), GMT_MEMBER(hints), GMT_MEMBER(stack), GMT_MEMBER(space))
 
 // One device's figures at both levels.
 struct CachingDeviceReport {
@@ -459,6 +575,10 @@ struct CachingDeviceReport {
     uint64_t allocated_end_bytes = 0; // still allocated when the process ended
     uint64_t reserved_end_bytes = 0;
 };
+GMT_DESCRIBE(CachingDeviceReport, GMT_MEMBER(device), GMT_MEMBER(allocated_peak_bytes),
+             GMT_MEMBER(allocated_peak_time_ns), GMT_MEMBER(reserved_peak_bytes),
+             GMT_MEMBER(reserved_peak_time_ns), GMT_MEMBER(allocations), GMT_MEMBER(frees),
+             GMT_MEMBER(allocated_end_bytes), GMT_MEMBER(reserved_end_bytes))
 
 // What a process's caching allocator was and did.
 // Blocks by the stack that allocated them, as the interpreter's exit left them.
@@ -468,6 +588,8 @@ struct ExitBlocks {
     uint64_t sites = 0;
     std::vector<HeldSite> top_sites; // most bytes first
 };
+GMT_DESCRIBE(ExitBlocks, GMT_MEMBER(bytes), GMT_MEMBER(blocks), GMT_MEMBER(sites),
+             GMT_MEMBER(top_sites))
 
 struct CachingAllocatorReport {
     uint64_t pid = 0;
@@ -489,6 +611,10 @@ struct CachingAllocatorReport {
     // finalization (os._exit, a crash) such blocks are leaks instead.
     ExitBlocks exit_kept;
 };
+GMT_DESCRIBE(CachingAllocatorReport, GMT_MEMBER(pid), GMT_MEMBER(allocator), GMT_MEMBER(version),
+             GMT_MEMBER(status), GMT_MEMBER(detail), GMT_MEMBER(config), GMT_MEMBER(sizes_exact),
+             GMT_MEMBER(estimated_blocks), GMT_MEMBER(unmatched_events), GMT_MEMBER(devices),
+             GMT_MEMBER(exit_freed, kFlattened), GMT_MEMBER(exit_kept, kFlattened))
 
 struct CachingReport {
     std::vector<CachingAllocatorReport> processes;
@@ -496,6 +622,8 @@ struct CachingReport {
     std::vector<InsideSegmentsReport> fragmentation; // at the tensor-level peak
     std::vector<CachingOomReport> ooms;
 };
+GMT_DESCRIBE(CachingReport, GMT_MEMBER(processes), GMT_MEMBER(tensor_peak),
+             GMT_MEMBER(fragmentation), GMT_MEMBER(ooms))
 
 // ---- Detail: what the HTML view draws beyond the text report (ReportDetail) ----
 
@@ -504,6 +632,7 @@ struct StackEntry {
     uint64_t stack_id = 0;
     Stack frames;
 };
+GMT_DESCRIBE(StackEntry, GMT_MEMBER(pid), GMT_MEMBER(stack_id), GMT_MEMBER(frames))
 
 // One device's live bytes by kind (docs/analysis.md, "Timeline"): per downsampling bucket
 // the levels at its lowest and at its highest total, so stacked kinds sum to the total.
@@ -514,6 +643,8 @@ struct KindTimelineReport {
     std::vector<uint64_t> time_ns;            // sample times
     std::vector<std::vector<uint64_t>> bytes; // bytes[series][sample]
 };
+GMT_DESCRIBE(KindTimelineReport, GMT_MEMBER(device), GMT_MEMBER(kinds), GMT_MEMBER(time_ns),
+             GMT_MEMBER(bytes))
 
 struct SiteRef {
     uint64_t pid = 0;
@@ -521,6 +652,8 @@ struct SiteRef {
     uint64_t allocations = 0;
     StackRef stack;
 };
+GMT_DESCRIBE(SiteRef, GMT_MEMBER(pid), GMT_MEMBER(bytes), GMT_MEMBER(allocations),
+             GMT_MEMBER(stack, FieldCodec::StackIndex))
 
 // What was live at one sampled moment (moment_sampler.h), grouped by stack.
 struct MomentReport {
@@ -530,6 +663,8 @@ struct MomentReport {
     uint64_t sites = 0;             // stacks holding memory (all, listed or not)
     std::vector<SiteRef> top_sites; // largest first
 };
+GMT_DESCRIBE(MomentReport, GMT_MEMBER(time_ns), GMT_MEMBER(until_ns), GMT_MEMBER(live_bytes),
+             GMT_MEMBER(sites), GMT_MEMBER(top_sites))
 
 // Every successful allocation of the run, by stack (any kind).
 struct AllocatedReport {
@@ -538,6 +673,8 @@ struct AllocatedReport {
     uint64_t sites = 0;             // all stacks, listed or not
     std::vector<SiteRef> top_sites; // most bytes first
 };
+GMT_DESCRIBE(AllocatedReport, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(sites),
+             GMT_MEMBER(top_sites))
 
 struct Report {
     int64_t schema_version = kReportSchemaVersion;
@@ -548,7 +685,6 @@ struct Report {
     std::vector<DeviceReport> devices;
     std::vector<LeakSite> leaks; // largest first
     LeakScope leak_scope;
-    std::vector<HeldReport> held_at_exit; // largest first
     PeakReport peak;
     std::vector<FragmentationReport> fragmentation;
     std::vector<FailureReport> failures;
@@ -557,17 +693,28 @@ struct Report {
     std::vector<PhaseReport> phases;
     std::vector<IterationReport> iterations; // one per process
     std::vector<GrowthSite> growth;          // most bytes per iteration first
+    std::vector<RankRow> ranks;              // the processes that have a rank, by rank
     GrowthScope growth_scope;
-    std::vector<RankRow> ranks; // the processes that have a rank, by rank
-    // The tensor level, when a trace has a caching allocator's record or block events.
-    std::optional<CachingReport> caching;
     // Detail (empty unless ReportOptions::detail asks for it).
     std::vector<StackEntry> stacks; // referred to by StackRef
     uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
     std::vector<KindTimelineReport> kind_timeline;
     std::vector<MomentReport> moments;
     std::optional<AllocatedReport> allocated;
+    std::vector<HeldReport> held_at_exit; // largest first
+    // The tensor level, when a trace has a caching allocator's record or block events.
+    std::optional<CachingReport> caching_allocator;
 };
+GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMBER(processes),
+             GMT_MEMBER(summary), GMT_MEMBER(kinds), GMT_MEMBER(devices), GMT_MEMBER(leaks),
+             GMT_MEMBER(leak_scope, kOptional), GMT_MEMBER(peak), GMT_MEMBER(fragmentation),
+             GMT_MEMBER(failures), GMT_MEMBER(errors), GMT_MEMBER(timeline),
+             GMT_MEMBER(phases, kOptional), GMT_MEMBER(iterations, kOptional),
+             GMT_MEMBER(growth, kOptional), GMT_MEMBER(ranks, kOptional),
+             GMT_MEMBER(growth_scope, kOptional), GMT_MEMBER(stacks, kOptional),
+             GMT_MEMBER(stacks_left_out, kOptional), GMT_MEMBER(kind_timeline, kOptional),
+             GMT_MEMBER(moments, kOptional), GMT_MEMBER(allocated, kOptional),
+             GMT_MEMBER(held_at_exit, kOptional), GMT_MEMBER(caching_allocator, kOptional))
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,

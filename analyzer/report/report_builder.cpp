@@ -451,30 +451,11 @@ class Builder {
 
     InsideSegmentsReport spaceReport(const InsideSegments& m, uint32_t process, Moment moment,
                                      uint64_t time_ns, bool exact) const {
-        InsideSegmentsReport out;
+        InsideSegmentsReport out = m; // the measurement is the report's type
         out.pid = pidOf(*procs_[process]);
         out.moment = moment;
         out.time_ns = time_ns;
-        out.device = m.device;
         out.exact = exact;
-        out.reserved_bytes = m.reserved;
-        out.allocated_bytes = m.allocated;
-        out.active_bytes = m.active;
-        out.requested_bytes = m.requested;
-        out.reserved_unallocated_bytes = m.reserved - std::min(m.reserved, m.allocated);
-        out.free_bytes = m.free;
-        out.inactive_split_blocks = m.inactive_split_blocks;
-        out.inactive_split_bytes = m.inactive_split_bytes;
-        out.releasable_bytes = m.releasable;
-        out.largest_free_bytes = m.largest_free;
-        for (const StreamSpace& st : m.streams) {
-            out.streams.push_back({st.stream, st.reserved, st.allocated, st.free, st.largest_free});
-        }
-        for (const SegmentSpace& seg : m.segments) {
-            out.segments.push_back({seg.address, seg.bytes, seg.allocated, seg.free,
-                                    seg.largest_free, seg.stream, seg.expandable});
-        }
-        out.segment_count = m.segment_count;
         return out;
     }
 
@@ -557,7 +538,7 @@ class Builder {
             out.fragmentation.push_back(
                 spaceReport(e.space, e.process, Moment::Peak, e.time_ns, e.exact));
         }
-        r.caching = std::move(out);
+        r.caching_allocator = std::move(out);
     }
 
     // A detail field's stack: each (process, stack) symbolized once, the first

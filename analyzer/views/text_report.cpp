@@ -242,7 +242,8 @@ class TextReport {
         const PeakReport& p = r_.peak;
         // With a caching allocator's events the report has two levels: say which this is.
         heading("Peak " + humanBytes(p.bytes) + " at " + at(p.time_ns) +
-                (r_.caching ? " (segment level: memory taken from CUDA), held by" : ", held by"));
+                (r_.caching_allocator ? " (segment level: memory taken from CUDA), held by"
+                                      : ", held by"));
         for (const PeakSite& site : p.top_sites) {
             out_.line({{"  ", Tone::Plain},
                        {humanBytes(site.bytes), Tone::Strong},
@@ -268,10 +269,10 @@ class TextReport {
     }
 
     void caching() {
-        if (!r_.caching) {
+        if (!r_.caching_allocator) {
             return;
         }
-        const CachingReport& c = r_.caching.value();
+        const CachingReport& c = r_.caching_allocator.value();
         for (const CachingAllocatorReport& a : c.processes) {
             heading("Tensor level: " + a.allocator + (a.version.empty() ? "" : " " + a.version) +
                     pidNote(a.pid));

@@ -67,8 +67,8 @@ std::shared_ptr<analyzer::CachingAllocatorTable> growSegmentTable() {
 }
 
 const analyzer::CachingReport& caching(const analyzer::Report& r) {
-    REQUIRE(r.caching);
-    return *r.caching;
+    REQUIRE(r.caching_allocator);
+    return *r.caching_allocator;
 }
 
 } // namespace
@@ -264,8 +264,8 @@ TEST_CASE("still allocated after the interpreter finalized: kept, not leaked") {
         }
         // Both survive the JSON round trip.
         const analyzer::Report back = analyzer::fromJson(analyzer::toJson(r));
-        CHECK(back.caching->processes[0].exit_kept.bytes == a.exit_kept.bytes);
-        CHECK(back.caching->processes[0].exit_freed.bytes == a.exit_freed.bytes);
+        CHECK(back.caching_allocator->processes[0].exit_kept.bytes == a.exit_kept.bytes);
+        CHECK(back.caching_allocator->processes[0].exit_freed.bytes == a.exit_freed.bytes);
     }
 }
 
@@ -425,7 +425,7 @@ TEST_CASE("the tensor level in JSON: valid against the schema, read back as writ
     const auto pj = analyzer::toJson(report(plain));
     CHECK(pj["caching_allocator"].is_null());
     CHECK(reportSchema().validate(pj).empty());
-    CHECK_FALSE(analyzer::fromJson(pj).caching);
+    CHECK_FALSE(analyzer::fromJson(pj).caching_allocator);
 }
 
 // A training loop in PyTorch's default mode that keeps one 1 MiB tensor per step in a list:

@@ -330,10 +330,10 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
         return m;
     }
     const Device& d = dit->second;
-    std::map<uint64_t, StreamSpace> streams;
-    std::vector<SegmentSpace> segments;
+    std::map<uint64_t, StreamSpaceReport> streams;
+    std::vector<SegmentSpaceReport> segments;
     for (const auto& [start, s] : d.segments) {
-        SegmentSpace seg;
+        SegmentSpaceReport seg;
         seg.address = start;
         seg.bytes = s.end - start;
         seg.stream = s.stream;
@@ -350,10 +350,10 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
             }
             cursor = std::max(cursor, std::min(it->second.end, s.end));
             const uint64_t bytes = it->second.end - it->first;
-            m.active += bytes;
+            m.active_bytes += bytes;
             if (it->second.allocated) {
-                seg.allocated += bytes;
-                m.requested += it->second.requested;
+                seg.allocated_bytes += bytes;
+                m.requested_bytes += it->second.requested;
             }
         }
         if (cursor < s.end) {
@@ -364,8 +364,8 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
             const uint64_t first_page = (at + kPage - 1) / kPage;
             const uint64_t end_page = (at + p) / kPage;
             m.free_whole_pages += end_page > first_page ? (end_page - first_page) * kPage : 0;
-            seg.free += p;
-            seg.largest_free = std::max(seg.largest_free, p);
+            seg.free_bytes += p;
+            seg.largest_free_bytes = std::max(seg.largest_free_bytes, p);
             // PyTorch counts inactive split blocks outside expandable segments only.
             if (any_block && !s.expandable) {
                 ++m.inactive_split_blocks;
@@ -373,28 +373,30 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
             }
         }
         if (!any_block) {
-            m.releasable += seg.bytes;
+            m.releasable_bytes += seg.bytes;
         }
-        m.reserved += seg.bytes;
-        m.allocated += seg.allocated;
-        m.free += seg.free;
-        m.largest_free = std::max(m.largest_free, seg.largest_free);
-        StreamSpace& st = streams[s.stream];
+        m.reserved_bytes += seg.bytes;
+        m.allocated_bytes += seg.allocated_bytes;
+        m.free_bytes += seg.free_bytes;
+        m.largest_free_bytes = std::max(m.largest_free_bytes, seg.largest_free_bytes);
+        StreamSpaceReport& st = streams[s.stream];
         st.stream = s.stream;
-        st.reserved += seg.bytes;
-        st.allocated += seg.allocated;
-        st.free += seg.free;
-        st.largest_free = std::max(st.largest_free, seg.largest_free);
+        st.reserved_bytes += seg.bytes;
+        st.allocated_bytes += seg.allocated_bytes;
+        st.free_bytes += seg.free_bytes;
+        st.largest_free_bytes = std::max(st.largest_free_bytes, seg.largest_free_bytes);
         segments.push_back(seg);
     }
     for (const auto& [stream, st] : streams) {
         m.streams.push_back(st);
     }
+    m.reserved_unallocated_bytes = m.reserved_bytes - std::min(m.reserved_bytes, m.allocated_bytes);
     m.segment_count = segments.size();
     const size_t kept = std::min(top, segments.size());
     std::partial_sort(segments.begin(), segments.begin() + static_cast<ptrdiff_t>(kept),
-                      segments.end(), [](const SegmentSpace& a, const SegmentSpace& b) {
-                          return a.free != b.free ? a.free > b.free : a.address < b.address;
+                      segments.end(), [](const SegmentSpaceReport& a, const SegmentSpaceReport& b) {
+                          return a.free_bytes != b.free_bytes ? a.free_bytes > b.free_bytes
+                                                              : a.address < b.address;
                       });
     segments.resize(kept);
     m.segments = std::move(segments);

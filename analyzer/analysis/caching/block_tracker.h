@@ -16,6 +16,7 @@
 #include "analysis/caching/allocator_rules.h"
 #include "analysis/lifetimes.h"
 #include "analysis/live_accounting.h"
+#include "model/report.h"
 
 #include <gpumemtrace/format/event.h>
 
@@ -26,40 +27,14 @@
 
 namespace gmt::analyzer {
 
-// The free space inside one device's segments at one moment.
-struct SegmentSpace {
-    uint64_t address = 0;
-    uint64_t bytes = 0;     // the segment (mapped bytes)
-    uint64_t allocated = 0; // its allocated blocks
-    uint64_t free = 0;      // neither allocated nor waiting for a stream
-    uint64_t largest_free = 0;
-    uint64_t stream = 0;
-    bool expandable = false;
-};
-struct StreamSpace {
-    uint64_t stream = 0;
-    uint64_t reserved = 0;
-    uint64_t allocated = 0;
-    uint64_t free = 0;
-    uint64_t largest_free = 0;
-};
-struct InsideSegments {
-    int device = 0;
-    uint64_t reserved = 0;              // PyTorch's reserved_bytes
-    uint64_t allocated = 0;             // allocated_bytes (block sizes)
-    uint64_t active = 0;                // allocated, and freed blocks still used by a stream
-    uint64_t requested = 0;             // what the allocated blocks' tensors asked for
-    uint64_t free = 0;                  // free blocks inside the segments
-    uint64_t inactive_split_blocks = 0; // free blocks of segments holding other blocks
-    uint64_t inactive_split_bytes = 0;
-    uint64_t releasable = 0; // wholly free (non-expandable) segments: what empty_cache gives back
-    uint64_t largest_free = 0;
-    // Of `free`, the bytes in whole 2 MiB-aligned pages: what expandable segments could
+// The free space inside one device's segments at one moment, measured in the report's own
+// type (model/report.h InsideSegmentsReport, with its StreamSpaceReport and
+// SegmentSpaceReport rows): measure() fills the figures, the report builder the pid, moment,
+// time and exactness. The OOM hints need one figure beyond what the report shows.
+struct InsideSegments : InsideSegmentsReport {
+    // Of free_bytes, the bytes in whole 2 MiB-aligned pages: what expandable segments could
     // unmap and map again elsewhere.
     uint64_t free_whole_pages = 0;
-    std::vector<StreamSpace> streams;   // by stream
-    std::vector<SegmentSpace> segments; // most free first, the first `top`
-    uint64_t segment_count = 0;
 };
 
 // A caching allocator's out-of-memory: it could not serve `requested` bytes.

@@ -9,29 +9,28 @@ namespace gmt::analyzer {
 void explainOom(const BlockOom& oom, const AllocatorRules& rules, CachingOomReport& out) {
     const InsideSegments& s = oom.space;
     const uint64_t want = oom.requested;
-    const uint64_t inside = s.free; // free blocks in the segments the allocator kept
+    const uint64_t inside = s.free_bytes; // free blocks in the segments the allocator kept
     const uint64_t total_free = inside + oom.device_free;
     uint64_t stream_largest = 0;
-    for (const StreamSpace& st : s.streams) {
+    for (const StreamSpaceReport& st : s.streams) {
         if (st.stream == oom.stream) {
-            stream_largest = st.largest_free;
+            stream_largest = st.largest_free_bytes;
         }
     }
     const uint64_t segment = AllocatorRules::segmentSize(want);
     out.fragmentation = total_free >= want;
     if (out.fragmentation) {
-        out.diagnosis = "fragmentation inside segments: " +
-                        humanBytes(s.reserved - std::min(s.reserved, s.allocated)) +
-                        " reserved but unallocated (" + humanBytes(inside) + " in " +
-                        std::to_string(s.inactive_split_blocks) +
-                        " free blocks, the largest on its stream " + humanBytes(stream_largest) +
-                        ") and the driver's " + humanBytes(oom.device_free) +
-                        " free would hold the " + humanBytes(want) +
-                        " asked for, but no free block is large enough and a new " +
-                        humanBytes(segment) + " segment does not fit";
+        out.diagnosis =
+            "fragmentation inside segments: " + humanBytes(s.reserved_unallocated_bytes) +
+            " reserved but unallocated (" + humanBytes(inside) + " in " +
+            std::to_string(s.inactive_split_blocks) + " free blocks, the largest on its stream " +
+            humanBytes(stream_largest) + ") and the driver's " + humanBytes(oom.device_free) +
+            " free would hold the " + humanBytes(want) +
+            " asked for, but no free block is large enough and a new " + humanBytes(segment) +
+            " segment does not fit";
     } else {
-        out.diagnosis = "out of memory: tensors hold " + humanBytes(s.allocated) + " in " +
-                        humanBytes(s.reserved) +
+        out.diagnosis = "out of memory: tensors hold " + humanBytes(s.allocated_bytes) + " in " +
+                        humanBytes(s.reserved_bytes) +
                         " of segments; with every free byte inside them (" + humanBytes(inside) +
                         ") and the driver's " + humanBytes(oom.device_free) + " free, the " +
                         humanBytes(want) + " asked for is " + humanBytes(want - total_free) +
@@ -89,10 +88,10 @@ void explainOom(const BlockOom& oom, const AllocatorRules& rules, CachingOomRepo
     cache.why = "the allocator gives back every wholly free cached segment before it gives up (" +
                 humanBytes(oom.released_before) +
                 " given back right before this one); what stays reserved holds live blocks";
-    if (s.releasable > 0) {
+    if (s.releasable_bytes > 0) {
         cache.verdict = "might have helped";
         cache.estimate = true;
-        cache.why = humanBytes(s.releasable) + " of segments were wholly free but kept";
+        cache.why = humanBytes(s.releasable_bytes) + " of segments were wholly free but kept";
     }
     out.hints.push_back(std::move(cache));
 
@@ -100,7 +99,7 @@ void explainOom(const BlockOom& oom, const AllocatorRules& rules, CachingOomRepo
     if (!out.fragmentation) {
         batch.verdict = "needed";
         batch.why = "what is alive at the OOM must shrink by at least " +
-                    humanBytes(want - total_free) + " (of the " + humanBytes(s.allocated) +
+                    humanBytes(want - total_free) + " (of the " + humanBytes(s.allocated_bytes) +
                     " allocated) for the request to fit; which tensors scale with the batch is "
                     "not in the trace (an estimate)";
     } else {
