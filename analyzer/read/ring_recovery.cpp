@@ -80,13 +80,11 @@ bool RingRecovery::next(Record& out, format::EventCoder& prev) {
         // as far as they are whole continuations: a slot that is not stays for the loop.
         uint32_t asked = 0;
         Slot cont{};
-        // The position is captured by value: clang 14 (the fuzz build) rejects capturing a
-        // structured binding by reference.
-        const bool whole = format::joinRecord(
-            slot, blob_.data(), [&, first = position](uint32_t part) -> const Slot* {
+        const bool whole =
+            format::joinRecord(slot, blob_.data(), [&](uint32_t part) -> const Slot* {
                 asked = part;
                 const size_t at = cursor_ + part - 1;
-                if (at >= committed_.size() || committed_[at].first != first + part ||
+                if (at >= committed_.size() || committed_[at].first != position + part ||
                     !readSlot(committed_[at].second, cont)) {
                     return nullptr; // a continuation never committed: the record is lost
                 }
