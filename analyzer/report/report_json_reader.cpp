@@ -4,6 +4,8 @@
 // their defaults when absent, so reports saved by earlier versions stay readable.
 #include "report/report_json.h"
 
+#include "model/describe_members.h"
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -293,32 +295,24 @@ class Reader {
     explicit Reader(size_t stacks) : stacks_(stacks) {}
 
     template <Described S> void fields(const Field& f, S& s, const std::string& prefix) const {
-        forEachField<S>([&](const auto& field) {
-            auto& v = s.*(field.member);
-            using M = std::decay_t<decltype(v)>;
-            if (field.has(kKey)) {
-                return;
-            }
-            const std::string name = prefix + std::string(field.name);
-            if constexpr (Described<M>) {
-                if (field.has(kFlattened)) {
-                    fields(f, v, name + "_");
-                    return;
+        forEachMember(
+            s,
+            [&](const auto& field, auto& v, const std::string& name, bool) {
+                using M = std::decay_t<decltype(v)>;
+                if constexpr (IsOptional<M>::value) {
+                    if (field.required()) {
+                        f.at(name); // required, may be null
+                    }
+                    if (auto member = f.find(name)) {
+                        v = read<typename M::value_type>(*member, field.codec);
+                    }
+                } else if (field.required()) {
+                    v = read<M>(f.at(name), field.codec);
+                } else if (auto member = f.find(name)) { // absent or null: the default
+                    v = read<M>(*member, field.codec);
                 }
-            }
-            if constexpr (IsOptional<M>::value) {
-                if (field.required()) {
-                    f.at(name); // required, may be null
-                }
-                if (auto member = f.find(name)) {
-                    v = read<typename M::value_type>(*member, field.codec);
-                }
-            } else if (field.required()) {
-                v = read<M>(f.at(name), field.codec);
-            } else if (auto member = f.find(name)) { // absent or null: the default
-                v = read<M>(*member, field.codec);
-            }
-        });
+            },
+            prefix);
     }
 
     template <typename T> T read(const Field& f, FieldCodec codec) const {

@@ -4,6 +4,7 @@
 
 #include "base/hex.h"
 #include "base/text_safety.h"
+#include "model/describe_members.h"
 
 #include <type_traits>
 
@@ -59,32 +60,24 @@ struct Writer {
 
 template <Described S>
 void Writer::writeFields(const S& s, Json& out, const std::string& prefix) const {
-    forEachField<S>([&](const auto& field) {
-        const auto& v = s.*(field.member);
-        using M = std::decay_t<decltype(v)>;
-        if (field.has(kKey)) {
-            return;
-        }
-        const std::string name = prefix + std::string(field.name);
-        if constexpr (Described<M>) {
-            if (field.has(kFlattened)) {
-                writeFields(v, out, name + "_");
-                return;
-            }
-        }
-        if (field.has(kOmitted)) {
-            if constexpr (IsOptional<M>::value) {
-                if (!v) {
-                    return;
-                }
-            } else if constexpr (std::is_same_v<M, bool>) {
-                if (!v) {
-                    return;
+    forEachMember(
+        s,
+        [&](const auto& field, const auto& v, const std::string& name, bool) {
+            using M = std::decay_t<decltype(v)>;
+            if (field.has(kOmitted)) {
+                if constexpr (IsOptional<M>::value) {
+                    if (!v) {
+                        return;
+                    }
+                } else if constexpr (std::is_same_v<M, bool>) {
+                    if (!v) {
+                        return;
+                    }
                 }
             }
-        }
-        out[name] = value(v, field.codec);
-    });
+            out[name] = value(v, field.codec);
+        },
+        prefix);
 }
 
 template <typename T> Json Writer::value(const T& v, FieldCodec codec) const {

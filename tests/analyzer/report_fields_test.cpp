@@ -4,6 +4,7 @@
 // property is listed, and a field is required in the schema exactly when its list entry
 // is neither optional nor written only when set. The JSON writer and reader follow the
 // lists, so the schema cannot drift from what they do.
+#include "model/describe_members.h"
 #include "model/report.h"
 
 #include <catch2/catch.hpp>
@@ -83,38 +84,17 @@ struct Expected {
     bool required = false;
 };
 
-template <analyzer::Described S>
-void listedFields(const std::string& prefix, bool required, std::map<std::string, Expected>& out) {
-    analyzer::forEachField<S>([&](const auto& field) {
-        using M = typename std::decay_t<decltype(field)>::Member;
-        if (field.has(analyzer::kKey)) {
-            return;
-        }
-        const std::string name = prefix + std::string(field.name);
-        if constexpr (analyzer::Described<M>) {
-            if (field.has(analyzer::kFlattened)) {
-                listedFields<M>(name + "_", required && field.required(), out);
-                return;
-            }
-        }
-        out[name] = Expected{required && field.required()};
-    });
+template <analyzer::Described S> void listedFields(std::map<std::string, Expected>& out) {
+    S object{};
+    analyzer::forEachMember(object, [&](const auto&, const auto&, const std::string& name,
+                                        bool required) { out[name] = Expected{required}; });
 }
 
-template <analyzer::Described S>
-void checkValues(const json& properties, const std::string& prefix, const std::string& path) {
-    analyzer::forEachField<S>([&](const auto& field) {
-        using M = typename std::decay_t<decltype(field)>::Member;
-        if (field.has(analyzer::kKey)) {
-            return;
-        }
-        const std::string name = prefix + std::string(field.name);
-        if constexpr (analyzer::Described<M>) {
-            if (field.has(analyzer::kFlattened)) {
-                checkValues<M>(properties, name + "_", path);
-                return;
-            }
-        }
+template <analyzer::Described S> void checkValues(const json& properties, const std::string& path) {
+    S object{};
+    analyzer::forEachMember(object, [&](const auto& field, const auto& value,
+                                        const std::string& name, bool) {
+        using M = std::decay_t<decltype(value)>;
         if (!properties.contains(name)) {
             return; // reported by checkObject
         }
@@ -136,7 +116,7 @@ template <analyzer::Described S> void checkObject(const json& schemaNode, const 
     const json& node = resolve(schemaNode);
     REQUIRE(typesOf(node).count("object") == 1);
     std::map<std::string, Expected> listed;
-    listedFields<S>("", true, listed);
+    listedFields<S>(listed);
     const json& properties = node.at("properties");
     std::set<std::string> required;
     for (const json& r : node.value("required", json::array())) {
@@ -155,7 +135,7 @@ template <analyzer::Described S> void checkObject(const json& schemaNode, const 
         INFO("schema requires " << path << "." << name);
         CHECK(properties.contains(name));
     }
-    checkValues<S>(properties, "", path);
+    checkValues<S>(properties, path);
 }
 
 template <typename T> void checkValue(const json& raw, FieldCodec codec, const std::string& path) {
