@@ -372,7 +372,9 @@ void Lifetimes::addAllocation(const Event& e) {
     a.phase = phase_;
     a.gaps = gaps_;
     ++counters_.allocations;
-    ++counters_.allocations_by_kind[static_cast<size_t>(a.kind) % kKindCount];
+    const size_t kind = static_cast<size_t>(a.kind) % kKindCount;
+    ++counters_.allocations_by_kind[kind];
+    counters_.largest_by_kind[kind] = std::max(counters_.largest_by_kind[kind], a.size);
     teardown_.learnContext(e.context, e.device);
     uint32_t* site = nullptr; // where the stored allocation keeps its site index
     if (a.kind == Kind::Array) {
@@ -461,7 +463,9 @@ void Lifetimes::onVmmCreate(const Event& e) {
         observer_->began(lifetime(e.handle, held), e);
     }
     ++counters_.allocations;
-    ++counters_.allocations_by_kind[static_cast<size_t>(Kind::Vmm)];
+    const size_t kind = static_cast<size_t>(Kind::Vmm);
+    ++counters_.allocations_by_kind[kind];
+    counters_.largest_by_kind[kind] = std::max(counters_.largest_by_kind[kind], h.size);
 }
 
 void Lifetimes::onVmmImport(const Event& e) {

@@ -140,6 +140,7 @@ struct ProcessCounters {
     uint64_t imported_handles = 0; // cuMemImportFromShareableHandle: not allocations here
     uint64_t uncertain_errors = 0; // of `errors`, those missing events could explain
     std::array<uint64_t, kKindCount> allocations_by_kind{};
+    std::array<uint64_t, kKindCount> largest_by_kind{}; // the largest single allocation
 };
 
 class Lifetimes {

@@ -160,9 +160,11 @@ struct KindReport {
     uint64_t peak_bytes = 0;
     uint64_t leaked_bytes = 0;
     uint64_t leaked_allocations = 0;
+    uint64_t largest_allocation_bytes = 0; // the largest single allocation of this kind
 };
 GMT_DESCRIBE(KindReport, GMT_MEMBER(kind, kKey), GMT_MEMBER(allocations), GMT_MEMBER(peak_bytes),
-             GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations))
+             GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations),
+             GMT_MEMBER(largest_allocation_bytes, kOptional))
 
 struct DeviceReport {
     int64_t ordinal = 0;

@@ -172,6 +172,7 @@ class Builder {
 
     void totals(Report& r) {
         std::array<uint64_t, kKindCount> kind_allocs{};
+        std::array<uint64_t, kKindCount> kind_largest{};
         Summary& s = r.summary;
         for (uint32_t i = 0; i < procs_.size(); ++i) {
             const ProcessData& p = *procs_[i];
@@ -183,6 +184,7 @@ class Builder {
             s.uncertain_errors += c.uncertain_errors;
             for (size_t k = 0; k < kKindCount; ++k) {
                 kind_allocs[k] += c.allocations_by_kind[k];
+                kind_largest[k] = std::max(kind_largest[k], c.largest_by_kind[k]);
             }
             const auto& phase_stats = p.phase_tracker->phases();
             const std::vector<bool> within =
@@ -228,7 +230,8 @@ class Builder {
         s.peak_time_ns = acc.peak().time_ns;
         for (Kind k : kReportedKinds) {
             const size_t i = static_cast<size_t>(k);
-            r.kinds.push_back(KindReport{k, kind_allocs[i], acc.kindPeak(k).bytes, 0, 0});
+            r.kinds.push_back(
+                KindReport{k, kind_allocs[i], acc.kindPeak(k).bytes, 0, 0, kind_largest[i]});
         }
     }
 

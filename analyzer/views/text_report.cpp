@@ -167,7 +167,8 @@ class TextReport {
             if (k.allocations > 0) {
                 out_.line("  " + std::string(format::kindName(k.kind)) + ": " +
                           plural(k.allocations, "allocation") + ", peak " +
-                          humanBytes(k.peak_bytes) + ", leaked " + humanBytes(k.leaked_bytes));
+                          humanBytes(k.peak_bytes) + ", leaked " + humanBytes(k.leaked_bytes) +
+                          ", largest " + humanBytes(k.largest_allocation_bytes));
             }
         }
     }

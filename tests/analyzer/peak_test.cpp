@@ -49,6 +49,12 @@ TEST_CASE("peak over interleaved threads and devices - with the sites that held 
     CHECK(kindOf(r, Kind::HostPinned).peak_bytes == 500 * MiB);
     CHECK(kindOf(r, Kind::Managed).peak_bytes == 20 * MiB);
     CHECK(kindOf(r, Kind::Device).peak_bytes == 140 * MiB);
+    // The largest single allocation per kind, whenever it was made: device 100 MiB at t=1,
+    // not the 50 MiB live at device 1's peak.
+    CHECK(kindOf(r, Kind::Device).largest_allocation_bytes == 100 * MiB);
+    CHECK(kindOf(r, Kind::HostPinned).largest_allocation_bytes == 500 * MiB);
+    CHECK(kindOf(r, Kind::Managed).largest_allocation_bytes == 20 * MiB);
+    CHECK(kindOf(r, Kind::Pool).largest_allocation_bytes == 0);
 
     // Sites at t=5: stack 1 100 MiB (1), stack 2 40 MiB (2), stack 3 20 MiB (managed).
     auto sites = r.peak.top_sites;
@@ -91,4 +97,12 @@ TEST_CASE("pitched allocations count the bytes asked for") {
     b.event(e);
     auto r = report(b);
     CHECK(r.summary.peak_bytes == 100000);
+}
+
+TEST_CASE("the largest allocation of a VMM handle is the handle's size") {
+    auto b = fragmentationExample(); // 2 MiB handles; device allocations up to 3 MiB
+    b.trailer(10);
+    auto r = report(b);
+    CHECK(kindOf(r, Kind::Vmm).largest_allocation_bytes == 2 * MiB);
+    CHECK(kindOf(r, Kind::Device).largest_allocation_bytes == 3 * MiB);
 }
