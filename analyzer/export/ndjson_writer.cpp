@@ -1,5 +1,6 @@
 #include "export/ndjson_writer.h"
 
+#include "export/report_columns.h"
 #include "report/stack_symbolizer.h"
 #include "views/frame_text.h"
 
@@ -13,49 +14,84 @@ std::string path(const std::string& directory, const char* name) {
     return directory + "/" + name;
 }
 
-// Every table's columns with their types, as schema.sql declares them: DuckDB then reads an
-// empty table too (it cannot guess the columns of an empty file) and addresses as unsigned.
+// The columns of the tables that stream from the trace, with their types, as schema.sql
+// declares them: DuckDB then reads an empty table too (it cannot guess the columns of an
+// empty file) and addresses as unsigned.
 struct TableSchema {
     const char* name;
-    const char* columns;
+    std::string columns;
 };
 constexpr const char* kSite = "'process': 'UINTEGER', 'pid': 'UBIGINT', 'rank': 'BIGINT', ";
-const TableSchema kTables[] = {
-    {"events", "'seq': 'UBIGINT', 'tid': 'UBIGINT', 'time_ns': 'UBIGINT', 'event': 'VARCHAR', "
-               "'api': 'VARCHAR', 'kind': 'VARCHAR', 'device': 'INTEGER', 'address': 'UBIGINT', "
-               "'size': 'UBIGINT', 'handle': 'UBIGINT', 'stream': 'UBIGINT', 'result': 'INTEGER', "
-               "'stack_id': 'UINTEGER'"},
-    {"allocations",
-     "'address': 'UBIGINT', 'kind': 'VARCHAR', 'api': 'VARCHAR', 'device': 'INTEGER', "
-     "'size': 'UBIGINT', 'device_resident': 'BOOLEAN', 'stack_id': 'UINTEGER', 'tid': 'UBIGINT', "
-     "'begin_seq': 'UBIGINT', 'begin_ns': 'UBIGINT', 'end_seq': 'UBIGINT', 'end_ns': 'UBIGINT', "
-     "'end_reason': 'VARCHAR', 'end_stack_id': 'UINTEGER'"},
-    {"stacks", "'stack_id': 'UINTEGER', 'frame': 'UINTEGER', 'function': 'VARCHAR', "
-               "'file': 'VARCHAR', 'line': 'INTEGER', 'module': 'VARCHAR', "
-               "'module_offset': 'UBIGINT', 'address': 'UBIGINT', 'language': 'VARCHAR', "
-               "'inlined': 'BOOLEAN', 'hidden': 'BOOLEAN'"},
-    {"processes", "'ppid': 'UBIGINT', 'command': 'VARCHAR', 'executable': 'VARCHAR', "
-                  "'host': 'VARCHAR', 'trace_file': 'VARCHAR', 'complete': 'BOOLEAN', "
-                  "'start_mono_ns': 'UBIGINT', 'end_mono_ns': 'UBIGINT', "
-                  "'start_wall_ns': 'UBIGINT', 'events': 'UBIGINT', 'allocations': 'UBIGINT', "
-                  "'frees': 'UBIGINT', 'leaked_bytes': 'UBIGINT'"},
-    {"devices", "'device': 'INTEGER', 'name': 'VARCHAR', 'total_bytes': 'UBIGINT', "
-                "'peak_bytes': 'UBIGINT', 'peak_time_ns': 'UBIGINT', 'leaked_bytes': 'UBIGINT'"},
-    {"leaks", "'stack_id': 'UINTEGER', 'kind': 'VARCHAR', 'api': 'VARCHAR', 'bytes': 'UBIGINT', "
-              "'allocations': 'UBIGINT', 'released_by_teardown': 'BOOLEAN', 'site': 'VARCHAR'"},
-    {"peak", "'stack_id': 'UINTEGER', 'bytes': 'UBIGINT', 'allocations': 'UBIGINT', "
-             "'peak_time_ns': 'UBIGINT', 'site': 'VARCHAR'"},
-};
+constexpr const char* kEventColumns =
+    "'seq': 'UBIGINT', 'tid': 'UBIGINT', 'time_ns': 'UBIGINT', 'event': 'VARCHAR', "
+    "'api': 'VARCHAR', 'kind': 'VARCHAR', 'device': 'INTEGER', 'address': 'UBIGINT', "
+    "'size': 'UBIGINT', 'handle': 'UBIGINT', 'stream': 'UBIGINT', 'result': 'INTEGER', "
+    "'stack_id': 'UINTEGER'";
+constexpr const char* kAllocationColumns =
+    "'address': 'UBIGINT', 'kind': 'VARCHAR', 'api': 'VARCHAR', 'device': 'INTEGER', "
+    "'size': 'UBIGINT', 'device_resident': 'BOOLEAN', 'stack_id': 'UINTEGER', 'tid': 'UBIGINT', "
+    "'begin_seq': 'UBIGINT', 'begin_ns': 'UBIGINT', 'end_seq': 'UBIGINT', 'end_ns': 'UBIGINT', "
+    "'end_reason': 'VARCHAR', 'end_stack_id': 'UINTEGER'";
+constexpr const char* kStackColumns =
+    "'stack_id': 'UINTEGER', 'frame': 'UINTEGER', 'function': 'VARCHAR', 'file': 'VARCHAR', "
+    "'line': 'INTEGER', 'module': 'VARCHAR', 'module_offset': 'UBIGINT', 'address': 'UBIGINT', "
+    "'language': 'VARCHAR', 'inlined': 'BOOLEAN', 'hidden': 'BOOLEAN'";
+
+// The tables that copy the report: their columns are report members (export/report_columns.h).
+constexpr std::array<ReportColumn, 13> kProcessColumns{{{"ppid"},
+                                                        {"command"},
+                                                        {"executable"},
+                                                        {"host"},
+                                                        {"trace_file"},
+                                                        {"complete"},
+                                                        {"start_mono_ns"},
+                                                        {"end_mono_ns"},
+                                                        {"start_wall_ns"},
+                                                        {"events"},
+                                                        {"allocations"},
+                                                        {"frees"},
+                                                        {"leaked_bytes"}}};
+constexpr std::array<ReportColumn, 6> kDeviceColumns{{{"ordinal", "device"},
+                                                      {"name"},
+                                                      {"total_bytes"},
+                                                      {"peak_bytes"},
+                                                      {"peak_time_ns"},
+                                                      {"leaked_bytes"}}};
+constexpr std::array<ReportColumn, 6> kLeakColumns{
+    {{"stack_id"}, {"kind"}, {"api"}, {"bytes"}, {"allocations"}, {"released_by_teardown"}}};
+constexpr std::array<ReportColumn, 3> kPeakColumns{{{"stack_id"}, {"bytes"}, {"allocations"}}};
+constexpr std::array<ReportColumn, 1> kPeakTimeColumns{{{"time_ns", "peak_time_ns"}}};
+static_assert(knownColumns<ProcessReport>(kProcessColumns));
+static_assert(knownColumns<DeviceReport>(kDeviceColumns));
+static_assert(knownColumns<LeakSite>(kLeakColumns));
+static_assert(knownColumns<PeakSite>(kPeakColumns));
+static_assert(knownColumns<PeakReport>(kPeakTimeColumns));
+// Computed from a site's stack, not a member.
+constexpr const char* kSiteLabelColumn = "'site': 'VARCHAR'";
 
 void writeSchema(const std::string& directory) {
+    const TableSchema tables[] = {
+        {"events", kEventColumns},
+        {"allocations", kAllocationColumns},
+        {"stacks", kStackColumns},
+        {"processes", sqlColumns<ProcessReport>(kProcessColumns)},
+        {"devices", sqlColumns<DeviceReport>(kDeviceColumns)},
+        {"leaks", sqlColumns<LeakSite>(kLeakColumns) + kSiteLabelColumn},
+        {"peak", sqlColumns<PeakSite>(kPeakColumns) + sqlColumns<PeakReport>(kPeakTimeColumns) +
+                     kSiteLabelColumn},
+    };
     OutputFile out(path(directory, "schema.sql"));
     out.write("-- The tables of `gpumemtrace export --format ndjson` as DuckDB views with their\n"
               "-- column types. In DuckDB, from this directory: .read schema.sql\n");
-    for (const TableSchema& t : kTables) {
+    for (const TableSchema& t : tables) {
         const bool per_process = std::string_view(t.name) != "devices";
+        std::string columns = t.columns;
+        if (columns.ends_with(", ")) {
+            columns.resize(columns.size() - 2);
+        }
         out.write(std::string("CREATE OR REPLACE VIEW ") + t.name +
                   " AS SELECT * FROM read_ndjson('" + t.name + ".ndjson', columns = {" +
-                  (per_process ? kSite : "") + t.columns + "});\n");
+                  (per_process ? kSite : "") + columns + "});\n");
     }
     out.close();
 }
@@ -204,21 +240,7 @@ void NdjsonWriter::finish(const Report* report) {
 
     OutputFile processes(path(directory_, "processes.ndjson"));
     for (uint32_t i = 0; i < report->processes.size(); ++i) {
-        const ProcessReport& p = report->processes[i];
-        row(i)
-            .num("ppid", p.ppid)
-            .str("command", p.command)
-            .str("executable", p.executable)
-            .str("host", p.host)
-            .str("trace_file", p.trace_file)
-            .boolean("complete", p.complete)
-            .num("start_mono_ns", p.start_mono_ns)
-            .num("end_mono_ns", p.end_mono_ns)
-            .num("start_wall_ns", p.start_wall_ns)
-            .num("events", p.events)
-            .num("allocations", p.allocations)
-            .num("frees", p.frees)
-            .num("leaked_bytes", p.leaked_bytes);
+        writeColumns(row(i), report->processes[i], kProcessColumns);
         processes.write(line_.text());
     }
     processes.close();
@@ -226,38 +248,24 @@ void NdjsonWriter::finish(const Report* report) {
     OutputFile devices(path(directory_, "devices.ndjson"));
     for (const DeviceReport& d : report->devices) {
         line_.clear();
-        line_.num("device", d.ordinal)
-            .str("name", d.name)
-            .num("total_bytes", d.total_bytes)
-            .num("peak_bytes", d.peak_bytes)
-            .num("peak_time_ns", d.peak_time_ns)
-            .num("leaked_bytes", d.leaked_bytes);
+        writeColumns(line_, d, kDeviceColumns);
         devices.write(line_.text());
     }
     devices.close();
 
     OutputFile leaks(path(directory_, "leaks.ndjson"));
     for (const LeakSite& s : report->leaks) {
-        siteRow(s.pid)
-            .num("stack_id", s.stack_id)
-            .name("kind", format::kindName(s.kind))
-            .str("api", s.api)
-            .num("bytes", s.bytes)
-            .num("allocations", s.allocations)
-            .boolean("released_by_teardown", s.released_by_teardown)
-            .str("site", siteLabel(s.stack));
+        writeColumns(siteRow(s.pid), s, kLeakColumns);
+        line_.str("site", siteLabel(s.stack));
         leaks.write(line_.text());
     }
     leaks.close();
 
     OutputFile peak(path(directory_, "peak.ndjson"));
     for (const PeakSite& s : report->peak.top_sites) {
-        siteRow(s.pid)
-            .num("stack_id", s.stack_id)
-            .num("bytes", s.bytes)
-            .num("allocations", s.allocations)
-            .num("peak_time_ns", report->peak.time_ns)
-            .str("site", siteLabel(s.stack));
+        writeColumns(siteRow(s.pid), s, kPeakColumns);
+        writeColumns(line_, report->peak, kPeakTimeColumns);
+        line_.str("site", siteLabel(s.stack));
         peak.write(line_.text());
     }
     peak.close();
