@@ -42,7 +42,7 @@ template <typename T, typename Less> class TopN {
 
 namespace {
 
-auto holeLess = [](const Hole& a, const Hole& b) {
+auto holeLess = [](const HoleReport& a, const HoleReport& b) {
     return a.bytes != b.bytes ? a.bytes < b.bytes : a.address > b.address;
 };
 auto pinLess = [](const Pin& a, const Pin& b) {
@@ -62,13 +62,15 @@ class LayoutCollector {
     explicit LayoutCollector(size_t cap) : cap_(cap) {}
     void span(uint64_t address, uint64_t bytes, bool reservation) {
         ++layout_.span_count;
-        keep(walks_[walk_].spans, LayoutSpan{address, bytes, reservation});
+        keep(walks_[walk_].spans, LayoutSpanReport{address, bytes, reservation});
     }
     void block(const LayoutBlock& b) {
         ++layout_.block_count;
         keep(walks_[walk_].blocks, b);
     }
-    void hole(uint64_t address, uint64_t bytes) { keep(walks_[walk_].holes, Hole{address, bytes}); }
+    void hole(uint64_t address, uint64_t bytes) {
+        keep(walks_[walk_].holes, HoleReport{address, bytes});
+    }
     void startReservations() { walk_ = 1; }
     AddressLayout take() && {
         merge(&AddressLayout::spans);
@@ -209,7 +211,7 @@ class DeviceMeter {
 
     uint64_t g_;
     Fragmentation f_;
-    TopN<Hole, decltype(holeLess)> holes_;
+    TopN<HoleReport, decltype(holeLess)> holes_;
     TopN<Pin, decltype(pinLess)> pins_;
     const Allocation* before_ = nullptr;  // the allocation before pending_
     const Allocation* pending_ = nullptr; // the last one seen, its pinning not yet known

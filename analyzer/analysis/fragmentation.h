@@ -5,16 +5,15 @@
 #pragma once
 
 #include "analysis/lifetimes.h"
+#include "model/report.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace gmt::analyzer {
 
-struct Hole {
-    uint64_t address = 0;
-    uint64_t bytes = 0;
-};
+// A hole is measured as the report lists it (model/report.h HoleReport), and so is a span
+// (LayoutSpanReport): one type each, no copy between the stages.
 
 // A live allocation that alone keeps granules in use which would otherwise be free.
 struct Pin {
@@ -30,11 +29,6 @@ struct Pin {
 // of touched granules and the VMM reservations (spans), the live allocations and mappings
 // in them (blocks) and the holes. Each list keeps the first entries in address order, up
 // to the limit measureFragmentation() is given; the counts are of all of them.
-struct LayoutSpan {
-    uint64_t address = 0;
-    uint64_t bytes = 0;
-    bool reservation = false; // a VMM reservation, else granules touched by allocations
-};
 struct LayoutBlock {
     uint64_t address = 0;
     uint64_t extent = 0;       // the address range it holds
@@ -45,9 +39,9 @@ struct LayoutBlock {
     format::Api api = format::Api::Unknown;
 };
 struct AddressLayout {
-    std::vector<LayoutSpan> spans;
+    std::vector<LayoutSpanReport> spans;
     std::vector<LayoutBlock> blocks;
-    std::vector<Hole> holes;
+    std::vector<HoleReport> holes;
     uint64_t span_count = 0;
     uint64_t block_count = 0;
 };
@@ -59,9 +53,9 @@ struct Fragmentation {
     uint64_t hole_bytes = 0;
     uint64_t largest_hole_bytes = 0;
     uint64_t hole_count = 0;
-    double ratio = 0;        // 1 - largest / hole_bytes; 0 without holes
-    std::vector<Hole> holes; // largest first, at most `top`
-    std::vector<Pin> pins;   // most pinned bytes first, at most `top`
+    double ratio = 0;              // 1 - largest / hole_bytes; 0 without holes
+    std::vector<HoleReport> holes; // largest first, at most `top`
+    std::vector<Pin> pins;         // most pinned bytes first, at most `top`
     bool has_layout = false;
     AddressLayout layout; // when layout_entries > 0
 };

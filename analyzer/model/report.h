@@ -283,7 +283,7 @@ using StackRef = std::optional<uint32_t>; // unset: not embedded (past ReportDet
 struct LayoutSpanReport {
     uint64_t address = 0;
     uint64_t bytes = 0;
-    bool reservation = false;
+    bool reservation = false; // a VMM reservation, else granules touched by allocations
 };
 GMT_DESCRIBE(LayoutSpanReport, GMT_MEMBER(address, FieldCodec::Hex), GMT_MEMBER(bytes),
              GMT_MEMBER(reservation))

@@ -317,9 +317,7 @@ class Builder {
             out.hole_bytes = f.hole_bytes;
             out.largest_hole_bytes = f.largest_hole_bytes;
             out.ratio = f.ratio;
-            for (const Hole& h : f.holes) {
-                out.holes.push_back({h.address, h.bytes});
-            }
+            out.holes = f.holes;
             out.hole_count = f.hole_count;
             for (const Pin& pin : f.pins) {
                 out.pinning.push_back(PinReport{pin.address, pin.bytes, pin.pinned_bytes, pin.kind,
@@ -611,17 +609,13 @@ class Builder {
             LayoutReport out;
             out.span_count = f.layout.span_count;
             out.block_count = f.layout.block_count;
-            for (const LayoutSpan& span : f.layout.spans) {
-                out.spans.push_back({span.address, span.bytes, span.reservation});
-            }
+            out.spans = f.layout.spans;
             for (const LayoutBlock& b : f.layout.blocks) {
                 out.blocks.push_back(LayoutBlockReport{b.address, b.extent, b.bytes, b.pinned_bytes,
                                                        b.kind, std::string(format::apiName(b.api)),
                                                        stackRef(r, f.process, b.stack)});
             }
-            for (const Hole& h : f.layout.holes) {
-                out.holes.push_back({h.address, h.bytes});
-            }
+            out.holes = f.layout.holes;
             r.fragmentation[i].layout = std::move(out);
         }
     }
