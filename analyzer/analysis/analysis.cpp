@@ -319,7 +319,6 @@ void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
         p.lifetimes->onUnlocatedLoss();
     }
     const uint64_t end = p.endTime();
-    block_accounting_.settle();
     if (p.blocks) {
         p.blocks->releaseAll(end);
     }
@@ -334,6 +333,7 @@ void Analysis::finish() {
             endProcess(i, processes_[i]->status);
         }
     }
+    // The end of the analysis: a peak whose live set lasted to the end is measured now.
     accounting_.settle();
     block_accounting_.settle();
     fragmentation_ = peak_fragmentation_;

@@ -257,6 +257,10 @@ void requireWholeRun(const Report& r) {
 
 } // namespace
 
+bool keptAtExit(Kind kind, bool interpreter_finalized) {
+    return kind == Kind::Block && interpreter_finalized;
+}
+
 std::string siteApi(Kind kind, format::Api api) {
     return kind == Kind::Block ? "PyTorch caching allocator" : std::string(format::apiName(api));
 }

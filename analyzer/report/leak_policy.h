@@ -12,10 +12,12 @@
 //               this stage, given as LeakPolicy::suppress) match its site: it stays in the
 //               summary but leaves the leak scope for its suppressed figures;
 //   leaked      otherwise.
-// Blocks freed by the interpreter's finalization, and those it left allocated, are no leak
-// groups: the block tracker (analysis/caching/block_tracker.cpp) tells them apart by the
-// frees marked at exit, and the report lists them as CachingAllocatorReport::exit_freed
-// and exit_kept; neither a table nor a suppression changes them.
+// Blocks freed by the interpreter's finalization (the frees marked at exit,
+// analysis/caching/block_tracker.cpp) are no leak groups; blocks still allocated in a
+// process whose interpreter finalized are kept at exit (keptAtExit): what it left allocated
+// was still the program's when the process ended, not lost by it (docs/frameworks.md). The
+// report lists both as CachingAllocatorReport::exit_freed and exit_kept; neither a table
+// nor a suppression changes them.
 //
 // The figures a class moves are derived from the groups, never patched: a saved report
 // whose figures do not add up with its listed sites is refused (LeakPolicyError).
@@ -72,6 +74,10 @@ struct LeakGroupFigures {
     uint64_t uncertain_allocations = 0;
     const std::map<int, uint64_t>* bytes_by_device = nullptr; // the analysis's, while it lives
 };
+
+// Whether memory of `kind` still live at the end is kept at exit rather than a leak group:
+// a block, in a process whose interpreter was seen finalizing.
+bool keptAtExit(format::Kind kind, bool interpreter_finalized);
 
 // What a leak site of `kind` says it was allocated through: a block, its allocator.
 std::string siteApi(format::Kind kind, format::Api api);

@@ -115,16 +115,32 @@ bool inScope(const std::vector<bool>& within, uint32_t phase) {
 }
 
 // A process's leak groups: its own allocations' (Lifetimes) and, at the tensor level, the
-// blocks its caching allocator still had allocated (BlockTracker, kind Block).
+// blocks its caching allocator still had allocated (BlockTracker, kind Block) unless the
+// leak policy keeps them at exit.
 template <typename Visit> void forEachLeak(const ProcessData& p, Visit&& visit) {
     for (const auto& [key, g] : p.lifetimes->leaks()) {
         visit(key, g);
     }
     if (p.blocks) {
         for (const auto& [key, g] : p.blocks->leaks()) {
-            visit(key, g);
+            if (!keptAtExit(key.kind, p.blocks->interpreterFinalized())) {
+                visit(key, g);
+            }
         }
     }
+}
+
+// The blocks the leak policy keeps at exit, by allocation stack.
+std::map<uint32_t, SiteLive> keptBlocks(const BlockTracker& b) {
+    std::map<uint32_t, SiteLive> kept;
+    for (const auto& [key, g] : b.leaks()) {
+        if (keptAtExit(key.kind, b.interpreterFinalized())) {
+            SiteLive& s = kept[key.stack];
+            s.bytes += g.bytes;
+            s.allocations += g.allocations;
+        }
+    }
+    return kept;
 }
 
 class Builder {
@@ -513,7 +529,7 @@ class Builder {
                         t.allocated, t.reserved});
                 }
                 a.exit_freed = exitBlocks(i, b.exitFreed());
-                a.exit_kept = exitBlocks(i, b.exitKept());
+                a.exit_kept = exitBlocks(i, keptBlocks(b));
                 for (const BlockOom& oom : b.ooms()) {
                     CachingOomReport o;
                     o.pid = pidOf(p);

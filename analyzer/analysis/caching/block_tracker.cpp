@@ -48,9 +48,7 @@ bool BlockTracker::onEvent(const format::Event& e, uint32_t phase) {
     case BlockAction::FreeCompleted:
     case BlockAction::SegmentFree:
     case BlockAction::SegmentUnmap:
-        // The gate: the tensor peak's live set ends here, and its snapshot must see the
-        // blocks and segments before.
-        accounting_.settle();
+        gate();
         break;
     default:
         break;
@@ -242,6 +240,7 @@ void BlockTracker::removeSegment(Device& d, DeviceTotals& t, const format::Event
 }
 
 void BlockTracker::releaseAll(uint64_t time_ns) {
+    gate();
     accounting_.beginRemovals();
     for (auto& [device, d] : devices_) {
         for (auto& [address, b] : d.blocks) {
@@ -255,18 +254,9 @@ void BlockTracker::releaseAll(uint64_t time_ns) {
 }
 
 void BlockTracker::finish() {
-    // The interpreter finalized: what it left allocated was still the program's when the
-    // process ended, not lost by it (docs/frameworks.md).
-    const bool finalized = !exit_freed_.empty();
     for (auto& [device, d] : devices_) {
         for (auto& [address, b] : d.blocks) {
             if (!b.allocated) {
-                continue;
-            }
-            if (finalized) {
-                SiteLive& s = exit_kept_[b.stack];
-                s.bytes += b.end - address;
-                ++s.allocations;
                 continue;
             }
             LeakGroup& g =

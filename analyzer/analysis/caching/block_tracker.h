@@ -102,17 +102,24 @@ class BlockTracker {
     };
     const std::map<int, DeviceTotals>& totals() const { return totals_; }
     const std::vector<BlockOom>& ooms() const { return ooms_; }
+    // Blocks still allocated when the process ended (kind Block), grouped like the segment
+    // level's leaks: whether they are leaks or kept at exit, the leak policy decides
+    // (report/leak_policy.h keptAtExit).
     const std::map<LeakKey, LeakGroup>& leaks() const { return leaks_; }
     // Blocks the interpreter freed while finalizing (what modules still held at exit), by
     // allocation stack.
     const std::map<uint32_t, SiteLive>& exitFreed() const { return exit_freed_; }
-    // Blocks still allocated at the end of a process whose interpreter was seen finalizing
-    // (it freed blocks at exit), by allocation stack: not leaks (report.h ExitBlocks).
-    const std::map<uint32_t, SiteLive>& exitKept() const { return exit_kept_; }
+    // The interpreter was seen finalizing: it freed blocks at exit.
+    bool interpreterFinalized() const { return !exit_freed_.empty(); }
     uint64_t unmatched() const { return unmatched_; } // frees or allocs the trace cannot place
     uint64_t estimated() const { return estimated_; } // blocks whose size is an estimate
 
   private:
+    // The one gate before an end (as Lifetimes::gate): the tensor peak's pending snapshot is
+    // taken now, while the blocks and segments (and the process, not yet ended) still hold
+    // its live set.
+    void gate() { accounting_.settle(); }
+
     struct Segment {
         uint64_t end = 0;
         uint64_t stream = 0;
@@ -152,7 +159,6 @@ class BlockTracker {
     std::vector<BlockOom> ooms_;
     std::map<LeakKey, LeakGroup> leaks_;
     std::map<uint32_t, SiteLive> exit_freed_;
-    std::map<uint32_t, SiteLive> exit_kept_;
     uint64_t unmatched_ = 0;
     uint64_t estimated_ = 0;
     static constexpr size_t kMaxOoms = 100;
