@@ -1,4 +1,5 @@
 // gpumemtrace: the analyzer's command line. Subcommands live in cli/, one file each.
+#include "cli/command_suggestion.h"
 #include "cli/commands.h"
 
 #include <exception>
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         // No command is a usage error (exit 2), but the help is what the user needs.
         std::cout << app.help();
+        return gmt::cli::kExitBadInput;
+    }
+    if (const auto error = gmt::cli::unknownCommandError(app, argc, argv)) {
+        std::cerr << *error << '\n';
         return gmt::cli::kExitBadInput;
     }
     try {

@@ -295,16 +295,23 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
                         "The phase NAME whose marks or pushes begin iterations (default: the "
                         "outermost phase marked most often, else the allocation pattern)")
             ->type_name("NAME"),
-        cmd->add_flag("--fail-on-errors,!--no-fail-on-errors", o->fail_on_errors,
-                      "Fail on double, invalid or mismatched frees (default: on)"),
+        // Two flags rather than CLI11's `!--no-…` form, whose help shows "{false}".
+        cmd->add_flag("--fail-on-errors", o->fail_on_errors,
+                      "Fail on double, invalid or mismatched frees (the default)"),
+        cmd->add_flag_callback(
+            "--no-fail-on-errors", [o] { o->fail_on_errors = false; },
+            "Report double, invalid or mismatched frees without failing"),
         cmd->add_flag("--allow-incomplete", o->allow_incomplete,
                       "Do not fail on a trace that ends early (killed process, damaged file) or "
                       "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
-                        "File of leak:PATTERN / error:PATTERN lines to ignore"),
-        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+                        "File of leak:PATTERN / error:PATTERN lines to ignore")
+            ->type_name("FILE"),
+        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE")
+            ->type_name("FILE"),
         cmd->add_option("--sarif", o->sarif,
-                        "Also write the findings as SARIF 2.1.0 to FILE (code scanning)"),
+                        "Also write the findings as SARIF 2.1.0 to FILE (code scanning)")
+            ->type_name("FILE"),
         cmd->add_option("--format", o->format,
                         "text, json (docs/check.schema.json) or github (text, then GitHub "
                         "Actions ::error annotations on the leaking source lines)")
@@ -343,7 +350,8 @@ void addCheckCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<CheckArgs>();
     cmd->add_option("traces", args->traces,
                     "Trace files, one per process, directories of them (a job's ranks), or JSON "
-                    "reports from `gpumemtrace report`");
+                    "reports from `gpumemtrace report`")
+        ->type_name("TRACE");
     addCheckOptions(cmd, args->options);
     addFrameworkOptions(cmd, args->options.frameworks, true);
     cmd->footer("Limits apply to each process (trace) separately; suppressed leaks do not "

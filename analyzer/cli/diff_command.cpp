@@ -152,9 +152,11 @@ void addDiffCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<DiffArgs>();
     cmd->add_option("base", args->base,
                     "Baseline trace, JSON report, or directory of a job's traces")
-        ->required();
+        ->required()
+        ->type_name("TRACE");
     cmd->add_option("new", args->now, "New trace, JSON report, or directory of a job's traces")
-        ->required();
+        ->required()
+        ->type_name("TRACE");
     cmd->add_option("--format", args->format, "text or json (docs/diff.schema.json)")
         ->check(CLI::IsMember({"text", "json"}))
         ->default_str("text");

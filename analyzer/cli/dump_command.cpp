@@ -15,7 +15,7 @@ namespace gmt::cli {
 void addDumpCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("dump", "Print a trace as JSON lines");
     auto trace = std::make_shared<std::string>();
-    cmd->add_option("trace", *trace, "Trace file (.gmtrace)")->required();
+    cmd->add_option("trace", *trace, "Trace file (.gmtrace)")->required()->type_name("TRACE");
     cmd->callback([trace, &exit_code] {
         using namespace gmt::analyzer;
         try {

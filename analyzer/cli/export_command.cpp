@@ -67,7 +67,9 @@ void addExportCommand(CLI::App& app, int& exit_code) {
         "export",
         "Write traces for other viewers: PyTorch memory_viz, Perfetto, flame graphs, SQL");
     auto args = std::make_shared<ExportArgs>();
-    cmd->add_option("traces", args->traces, "Trace files, one per process")->required();
+    cmd->add_option("traces", args->traces, "Trace files, one per process")
+        ->required()
+        ->type_name("TRACE");
     cmd->add_option("--format", args->format,
                     "memory-viz (a PyTorch memory snapshot), perfetto (Chrome trace-event "
                     "JSON), folded (flame graph stacks), ndjson (tables for SQL engines)")

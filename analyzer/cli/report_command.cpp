@@ -95,7 +95,8 @@ void addReportCommand(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<ReportArgs>();
     cmd->add_option("traces", args->traces,
                     "Trace files, one per process, or directories of them (a job's ranks: "
-                    "the report has a per-rank table)");
+                    "the report has a per-rank table)")
+        ->type_name("TRACE");
     cmd->add_option("--format", args->format,
                     "text, json or html (default: text; json or html when -o names a .json or "
                     ".html file)")

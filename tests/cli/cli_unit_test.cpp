@@ -10,6 +10,7 @@
 #include "check/leak_gate.h"
 #include "check/source_paths.h"
 #include "check/suppressions.h"
+#include "cli/command_suggestion.h"
 #include "cli/framework_options.h"
 #include "cli/preload_locator.h"
 #include "cli/report_input.h"
@@ -110,6 +111,37 @@ bool anyDetail(const CheckOutcome& c, const std::string& text) {
 }
 
 } // namespace
+
+TEST_CASE("a mistyped command names the one meant") {
+    CHECK(cli::editDistance("reprot", "report") == 1); // two neighbours swapped
+    CHECK(cli::editDistance("chek", "check") == 1);
+    CHECK(cli::editDistance("", "diff") == 4);
+    CHECK(cli::editDistance("export", "export") == 0);
+    CLI::App app;
+    for (const char* name : {"record", "report", "check", "diff", "dump", "export"}) {
+        app.add_subcommand(name);
+    }
+    CHECK(cli::nearestCommand(app, "reprot") == "report");
+    CHECK(cli::nearestCommand(app, "recrod") == "record");
+    CHECK(cli::nearestCommand(app, "chekc") == "check");
+    CHECK(cli::nearestCommand(app, "dif") == "diff");
+    CHECK_FALSE(cli::nearestCommand(app, "x"));       // one letter: no guess
+    CHECK_FALSE(cli::nearestCommand(app, "analyse")); // another word
+    char prog[] = "gpumemtrace", typo[] = "reprot", known[] = "report", option[] = "--help";
+    char* typo_argv[] = {prog, typo};
+    CHECK(cli::unknownCommandError(app, 2, typo_argv) ==
+          "gpumemtrace: unknown command 'reprot'; did you mean 'report'? "
+          "(see `gpumemtrace --help`)");
+    char* known_argv[] = {prog, known};
+    CHECK_FALSE(cli::unknownCommandError(app, 2, known_argv));
+    char* option_argv[] = {prog, option};
+    CHECK_FALSE(cli::unknownCommandError(app, 2, option_argv));
+    char bad[] = "x\x1b[2Jy";
+    char* bad_argv[] = {prog, bad};
+    const auto escaped = cli::unknownCommandError(app, 2, bad_argv);
+    REQUIRE(escaped);
+    CHECK(escaped->find('\x1b') == std::string::npos); // a terminal escape is shown, not sent
+}
 
 TEST_CASE("sizes accept binary suffixes") {
     CHECK(parseSize("0") == 0u);
