@@ -1,7 +1,12 @@
 // The CLI on hostile inputs and destinations: never a hang, never an abort, one line and
-// exit status 2 for what it cannot use. A test here that regresses into a hang is ended
-// by the test's ctest TIMEOUT (tests/analyzer/CMakeLists.txt); when the code is right,
-// nothing here depends on time.
+// exit status 2 for what it cannot use. A trace written to mislead (module paths naming
+// what is not a module, sizes whose sums wrap, allocations over live ones, escape
+// sequences bound for a CI log) is refused, saturated or reported, never silently turned
+// into a wrong verdict. A test here that regresses into a hang is ended by the test's
+// ctest TIMEOUT (tests/analyzer/CMakeLists.txt); when the code is right, nothing here
+// depends on time.
+#include "base/regular_file.h"
+#include "report/report_json.h"
 #include "report_fixture.h"
 #include "support/run_command.h"
 
@@ -9,6 +14,7 @@
 
 #include <algorithm>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace gmt;
 using namespace gmt::test;
@@ -197,4 +203,76 @@ TEST_CASE("record refuses an output path naming an existing non-regular file") {
         expectOneLineError(runCommand(cli("record -q -o " + output + " -- true")),
                            "not a regular file");
     }
+}
+TEST_CASE("only a regular file on disk is opened: never a device, a FIFO or /proc/*/mem") {
+    TempDir dir;
+    std::string pipe = dir.file("fifo");
+    REQUIRE(::mkfifo(pipe.c_str(), 0600) == 0);
+    for (const std::string& path : {std::string("/proc/self/mem"), std::string("/dev/zero"),
+                                    std::string("/dev/null"), pipe, dir.path()}) {
+        INFO(path);
+        std::string why;
+        bool not_regular = false;
+        auto f = analyzer::openRegularFile(path, why, &not_regular);
+        if (f) {
+            ::close(f->fd);
+        }
+        CHECK_FALSE(f.has_value());
+        CHECK(not_regular);
+        CHECK_THAT(why, Catch::StartsWith("not a regular file"));
+    }
+    // A link to a regular file is what it leads to (modules are recorded by link names).
+    std::string target = dir.file("real.so");
+    std::string link = dir.file("link.so");
+    runCommand("echo data > " + target);
+    REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+    std::string why;
+    auto f = analyzer::openRegularFile(link, why);
+    REQUIRE(f.has_value());
+    struct stat st {};
+    REQUIRE(::stat(target.c_str(), &st) == 0);
+    CHECK(f->inode == st.st_ino);
+    CHECK(f->size == 5);
+    ::close(f->fd);
+}
+
+TEST_CASE("a module a trace names that is refused is a warning once per module, not silence") {
+    TempDir dir;
+    // Two traces (two ranks) with the same modules, analysed in parallel: each module's
+    // warning comes once in the run.
+    std::string ranks = dir.file("ranks");
+    REQUIRE(::mkdir(ranks.c_str(), 0700) == 0);
+    for (const char* name : {"ranks/r0.gmtrace", "ranks/r1.gmtrace"}) {
+        auto b = standardTrace();
+        b.module({0x500000, 0x500000, 0x600000, "/proc/self/mem", ""});
+        b.module({0x700000, 0x700000, 0x800000, "/dev/zero", ""});
+        b.stack(7, {0x500100, 0x700100});
+        b.stack(8, {0x500200, 0x700200});
+        b.event(Ev::alloc(10, B, 4096, Api::cudaMalloc, Kind::Device, 7));
+        b.event(Ev::alloc(11, B + 8192, 4096, Api::cudaMalloc, Kind::Device, 8));
+        b.trailer(20);
+        b.write(dir.file(name));
+    }
+    for (const char* command : {"report ", "check --jobs 2 "}) {
+        auto r = runCommand(cli(command + ranks));
+        INFO(command << "\nstdout: " << r.out << "\nstderr: " << r.err);
+        CHECK(r.status == (std::string(command) == "report " ? 0 : 1));
+        for (const std::string& warning :
+             {"warning: module /proc/self/mem: not a regular file (a file of /proc or /sys)",
+              "warning: module /dev/zero: not a regular file (a character device)"}) {
+            CHECK(r.err.find(warning) != std::string::npos);
+            CHECK(r.err.find(warning) == r.err.rfind(warning)); // once
+        }
+        CHECK(lineCount(r.err) == 2);
+        CHECK_THAT(r.out, Catch::Contains("mem+0x100")); // module + offset frames
+    }
+    // A module that is simply absent (a trace read on another machine) is no warning.
+    auto b = standardTrace();
+    b.module({0x500000, 0x500000, 0x600000, "/nonexistent/libgone.so", ""});
+    b.stack(7, {0x500100});
+    b.event(Ev::alloc(10, B, 4096, Api::cudaMalloc, Kind::Device, 7));
+    b.trailer(20);
+    auto r = runCommand(cli("report " + b.write(dir.file("absent.gmtrace"))));
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
 }
