@@ -204,6 +204,55 @@ TEST_CASE("record refuses an output path naming an existing non-regular file") {
                            "not a regular file");
     }
 }
+
+TEST_CASE("an output FIFO that no process reads is refused at once, one that is read is written") {
+    TempDir dir;
+    std::string trace = leakTrace(dir);
+    std::string pipe = fifo(dir, "out");
+    // `timeout`: a regression into a hang fails here, not at the test's ctest TIMEOUT.
+    for (const std::string& args :
+         {"report -o " + pipe + " " + trace, "report --format html -o " + pipe + " " + trace,
+          "check --junit " + pipe + " " + trace + " > /dev/null",
+          "check --sarif " + pipe + " " + trace + " > /dev/null"}) {
+        INFO(args);
+        expectOneLineError(runCommand("timeout 60 " + cli(args)),
+                           "a FIFO that no process is reading");
+    }
+    // With a reader (as `--junit >(xmllint -)` has), the FIFO is a destination like a pipe.
+    std::string copy = dir.file("copy.json");
+    auto r = runCommand("cat " + pipe + " > " + copy + " & timeout 60 " +
+                        cli("report --format json -o " + pipe + " " + trace) + "; wait");
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK_THAT(runCommand("cat " + copy).out, Catch::Contains("\"leaked_bytes\": 4096"));
+}
+
+TEST_CASE("output files are created 0600; an existing file keeps its mode") {
+    TempDir dir;
+    std::string trace = leakTrace(dir);
+    auto mode = [](const std::string& path) {
+        struct stat st {};
+        REQUIRE(::stat(path.c_str(), &st) == 0);
+        return st.st_mode & 07777;
+    };
+    const std::string report = dir.file("r.txt"), html = dir.file("r.html"),
+                      junit = dir.file("j.xml"), sarif = dir.file("s.sarif");
+    // umask 022 would leave 0644 from a creation mode of 0666.
+    REQUIRE(runCommand("umask 022 && " + cli("report -o " + report + " " + trace)).status == 0);
+    REQUIRE(
+        runCommand("umask 022 && " + cli("report --format html -o " + html + " " + trace)).status ==
+        0);
+    REQUIRE(runCommand("umask 022 && " + cli("check --junit " + junit + " --sarif " + sarif + " " +
+                                             trace + " > /dev/null"))
+                .status == 1);
+    for (const std::string& path : {report, html, junit, sarif}) {
+        INFO(path);
+        CHECK(mode(path) == 0600);
+    }
+    REQUIRE(::chmod(report.c_str(), 0644) == 0);
+    REQUIRE(runCommand(cli("report -o " + report + " " + trace)).status == 0);
+    CHECK(mode(report) == 0644);
+}
 TEST_CASE("only a regular file on disk is opened: never a device, a FIFO or /proc/*/mem") {
     TempDir dir;
     std::string pipe = dir.file("fifo");
