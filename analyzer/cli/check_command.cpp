@@ -16,6 +16,7 @@
 #include "check/suppressions.h"
 #include "cli/check_gate.h"
 #include "cli/count_option.h"
+#include "cli/path_option.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "report/rank_table.h"
@@ -301,10 +302,13 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
                       "Do not fail on a trace that ends early (killed process, damaged file) or "
                       "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
-                        "File of leak:PATTERN / error:PATTERN lines to ignore"),
-        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE"),
+                        "File of leak:PATTERN / error:PATTERN lines to ignore")
+            ->check(nonEmptyPath()),
+        cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE")
+            ->check(nonEmptyPath()),
         cmd->add_option("--sarif", o->sarif,
-                        "Also write the findings as SARIF 2.1.0 to FILE (code scanning)"),
+                        "Also write the findings as SARIF 2.1.0 to FILE (code scanning)")
+            ->check(nonEmptyPath()),
         cmd->add_option("--format", o->format,
                         "text, json (docs/check.schema.json) or github (text, then GitHub "
                         "Actions ::error annotations on the leaking source lines)")

@@ -253,6 +253,73 @@ TEST_CASE("output files are created 0600; an existing file keeps its mode") {
     REQUIRE(runCommand(cli("report -o " + report + " " + trace)).status == 0);
     CHECK(mode(report) == 0644);
 }
+
+TEST_CASE("a directory that cannot be read is an error naming it, not one without traces") {
+    TempDir dir;
+    // Root reads any directory: the CLI then runs as nobody, as an ordinary user would.
+    const bool root = ::geteuid() == 0;
+    if (root && runCommand("command -v setpriv").status != 0) {
+        WARN("not checked: running as root without setpriv");
+        return;
+    }
+    const std::string as_user = root ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+    REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
+    std::string top = dir.file("ranks");
+    std::string sealed = dir.file("ranks/sealed");
+    REQUIRE(::mkdir(top.c_str(), 0755) == 0);
+    REQUIRE(::mkdir(sealed.c_str(), 0755) == 0);
+    auto b = standardTrace();
+    b.event(Ev::alloc(10, B, 4096));
+    b.trailer(20);
+    b.write(top + "/rank0.gmtrace");
+    b.write(sealed + "/rank1.gmtrace");
+    REQUIRE(runCommand("chmod a+r " + top + "/rank0.gmtrace " + sealed + "/rank1.gmtrace").status ==
+            0);
+    REQUIRE(::chmod(sealed.c_str(), 0) == 0);
+    for (const std::string& args : {"report " + sealed, "check " + sealed, "report " + top,
+                                    "check " + top, "diff " + top + " " + top}) {
+        INFO(args);
+        auto r = runCommand(as_user + cli(args));
+        expectOneLineError(r, sealed + ": cannot read the directory: Permission denied");
+    }
+    ::chmod(sealed.c_str(), 0700);
+}
+
+TEST_CASE("an empty file name for a file option is a usage error, not no output") {
+    TempDir dir;
+    std::string trace = leakTrace(dir);
+    for (const std::string& args :
+         {"check --junit '' " + trace, "check --sarif '' " + trace, "report -o '' " + trace,
+          "check --suppressions '' " + trace, "export --format folded -o '' " + trace,
+          "report --caching-allocators '' " + trace}) {
+        INFO(args);
+        expectOneLineError(runCommand(cli(args)), "an empty path is not a file name");
+    }
+}
+
+TEST_CASE("a value with a newline or an escape sequence is echoed on one line, made visible") {
+    TempDir dir;
+    std::string trace = leakTrace(dir);
+    auto r = runCommand(cli("report --format 'js\non' " + trace));
+    expectOneLineError(r, "js\\x0aon");
+    r = runCommand(cli("check --max-leaked-bytes '1\x1b[31m' " + trace));
+    expectOneLineError(r, "1\\x1b[31m");
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    // A path given on the command line, in an error of the command itself.
+    r = runCommand(cli("dump '" + dir.file("no\nsuch") + "'"));
+    expectOneLineError(r, "no\\x0asuch");
+}
+
+TEST_CASE("help and version that cannot be written are an error, not exit 0") {
+    for (const char* args : {"--help", "--version", "report --help", "check --help",
+                             "check --print-caching-allocators"}) {
+        INFO(args);
+        expectOneLineError(runCommand(cli(std::string(args) + " > /dev/full")),
+                           "cannot write standard output: No space left on device");
+    }
+    CHECK(runCommand(cli("--help > /dev/null")).status == 0);
+}
+
 TEST_CASE("only a regular file on disk is opened: never a device, a FIFO or /proc/*/mem") {
     TempDir dir;
     std::string pipe = dir.file("fifo");
