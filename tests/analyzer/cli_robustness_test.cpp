@@ -392,3 +392,30 @@ TEST_CASE("a module a trace names that is refused is a warning once per module, 
     CHECK(r.status == 0);
     CHECK(r.err.empty());
 }
+TEST_CASE("GitHub annotations carry no raw control character from the trace") {
+    TempDir dir;
+    auto h = TraceBuilder::defaultHeader();
+    h.command = "./app \x1b]0;title\x07\x1b[31mred\r\n::error::forged%0A";
+    auto b = standardTrace(1, h);
+    b.module({0x500000, 0x500000, 0x600000, "/usr/lib/lib\x1b[2Jx.so", ""});
+    b.stack(7, {0x500100});
+    b.event(Ev::alloc(10, B, 4096, Api::cudaMalloc, Kind::Device, 7));
+    b.trailer(20);
+    std::string trace = b.write(dir.file("t.gmtrace"));
+    auto r = runCommand(cli("check --no-symbols --format github " + trace));
+    INFO(r.out);
+    CHECK(r.status == 1);
+    std::vector<std::string> annotations;
+    size_t start = 0;
+    for (size_t end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1) {
+        std::string line = r.out.substr(start, end - start);
+        if (line.rfind("::", 0) == 0) {
+            annotations.push_back(line);
+        }
+    }
+    REQUIRE(annotations.size() == 1); // the trace's "::error::" stays inside the message
+    const std::string& a = annotations[0];
+    CHECK(std::none_of(a.begin(), a.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }));
+    CHECK_THAT(a, Catch::Contains("\\x1b]0;title\\x07\\x1b[31mred%0D%0A::error::forged%250A"));
+}
