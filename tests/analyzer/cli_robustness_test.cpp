@@ -392,6 +392,55 @@ TEST_CASE("a module a trace names that is refused is a warning once per module, 
     CHECK(r.status == 0);
     CHECK(r.err.empty());
 }
+
+TEST_CASE("byte sums saturate: a wrapped leak total never passes the gate") {
+    TempDir dir;
+    auto b = standardTrace();
+    b.event(Ev::alloc(10, B, UINT64_MAX));
+    b.event(Ev::alloc(11, 0x1000, 2));
+    b.trailer(20);
+    std::string trace = b.write(dir.file("wrap.gmtrace"));
+    auto r = runCommand(cli("check --max-leaked-bytes 100 " + trace));
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL leaks: at least 16 EiB (saturated) leaked"));
+
+    analyzer::Report rep = report(b);
+    CHECK(rep.summary.leaked_bytes == UINT64_MAX);
+    CHECK(rep.leak_scope.bytes == UINT64_MAX);
+    CHECK(rep.processes.at(0).leaked_bytes == UINT64_MAX);
+    CHECK(rep.summary.peak_bytes == UINT64_MAX);
+    r = runCommand(cli("report " + trace));
+    CHECK_THAT(r.out, Catch::Contains("leaked at least 16 EiB (saturated) in 2 allocations"));
+}
+
+TEST_CASE("an allocation over a live one is reported as a missing free, never absorbed") {
+    TempDir dir;
+    auto b = standardTrace();
+    b.event(Ev::alloc(10, B, 1 * MiB, Api::cudaMalloc, Kind::Device, 1));
+    b.event(Ev::alloc(11, B + 2 * MiB, 4096, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::alloc(12, B + 4096, 1 * MiB, Api::cudaMalloc, Kind::Device, 3)); // over the first
+    b.trailer(20);
+    analyzer::Report rep = report(b);
+    const auto& p = rep.processes.at(0);
+    REQUIRE(p.missing_events.has_value());
+    CHECK(p.missing_events->unrecorded_frees == 1);
+    // The one allocated before the missing free may have lost its free too: uncertain.
+    CHECK(rep.summary.uncertain_leaked_bytes == 4096);
+    CHECK(rep.summary.leaked_bytes == 1 * MiB + 4096);
+    CHECK(reportSchema().validate(analyzer::toJson(rep)).empty());
+
+    std::string trace = b.write(dir.file("overlap.gmtrace"));
+    auto r = runCommand(cli("check " + trace));
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL trace: events missing (1 free not recorded (an "
+                                      "allocation made over a live one))"));
+    CHECK(runCommand(cli("check --allow-incomplete " + trace)).status == 1); // 1 MiB leaked
+    r = runCommand(cli("report " + trace));
+    CHECK_THAT(r.out, Catch::Contains("1 free not recorded"));
+}
+
 TEST_CASE("GitHub annotations carry no raw control character from the trace") {
     TempDir dir;
     auto h = TraceBuilder::defaultHeader();
