@@ -1,4 +1,5 @@
 // gpumemtrace: the analyzer's command line. Subcommands live in cli/, one file each.
+#include "base/output_file.h"
 #include "cli/command_suggestion.h"
 #include "cli/commands.h"
 
@@ -7,7 +8,9 @@
 #include <new>
 #include <string>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
     CLI::App app{"gpumemtrace: find GPU memory leaks, explain peaks and fragmentation"};
     app.require_subcommand(1);
     int exit_code = gmt::cli::kExitOk;
@@ -50,4 +53,22 @@ int main(int argc, char** argv) {
         return gmt::cli::kExitBadInput;
     }
     return exit_code;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const int status = run(argc, argv);
+    // Whatever reached standard output (help, the version, a command's output) must have
+    // arrived: `--help > /dev/full` is a failure, not exit 0. A run that already failed
+    // with bad input said so in its one line.
+    if (status != gmt::cli::kExitBadInput) {
+        try {
+            gmt::analyzer::finishStdout();
+        } catch (const gmt::analyzer::OutputError& e) {
+            std::cerr << "gpumemtrace: " << e.what() << '\n';
+            return gmt::cli::kExitBadInput;
+        }
+    }
+    return status;
 }

@@ -318,6 +318,7 @@ void Analysis::endProcess(uint32_t process, const ReadStatus& status) {
         p.missing.dropped_events = status.dropped_events;
         p.lifetimes->onUnlocatedLoss();
     }
+    p.missing.unrecorded_frees = p.lifetimes->counters().implicit_ends;
     const uint64_t end = p.endTime();
     if (p.blocks) {
         p.blocks->releaseAll(end);

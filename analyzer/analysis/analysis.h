@@ -76,8 +76,14 @@ struct MissingEvents {
     std::vector<MissingRange> ranges; // the first AnalysisOptions::max_listed
     // The log ends in damage and nothing after it survived: an unknown number of events.
     bool unknown_tail = false;
+    // Allocations, VMM handles and mappings that a later event ended without naming them
+    // (an allocation made over a live one): their free, release or unmap is not in the
+    // trace (Lifetimes' implicit ends).
+    uint64_t unrecorded_frees = 0;
 
-    bool any() const { return dropped_events > 0 || range_count > 0 || unknown_tail; }
+    bool any() const {
+        return dropped_events > 0 || range_count > 0 || unknown_tail || unrecorded_frees > 0;
+    }
 };
 
 // A Phase record as the report lists it, with the phase (phase_tracker.h) it began, or

@@ -1,5 +1,7 @@
 #include "analysis/growth_tracker.h"
 
+#include "base/saturating.h"
+
 #include <algorithm>
 
 namespace gmt::analyzer {
@@ -51,10 +53,10 @@ void GrowthTracker::change(uint32_t stack, uint64_t bytes, bool added, uint32_t 
     Site& s = sites_[*index];
     catchUp(s);
     if (added) {
-        s.value += bytes;
+        addSaturating(s.value, bytes);
         s.last_phase = phase;
     } else {
-        s.value -= std::min(s.value, bytes);
+        subtractSaturating(s.value, bytes);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "analysis/lifetimes.h"
 
+#include "base/saturating.h"
+
 #include <algorithm>
 
 namespace gmt::analyzer {
@@ -201,13 +203,13 @@ void Lifetimes::onUnlocatedLoss() {
 
 void Lifetimes::leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain) {
     LeakGroup& g = leaks_[key];
-    g.bytes += bytes;
+    addSaturating(g.bytes, bytes);
     g.allocations += 1;
     if (uncertain || unlocated_loss_) {
-        g.uncertain_bytes += bytes;
+        addSaturating(g.uncertain_bytes, bytes);
         g.uncertain_allocations += 1;
     }
-    g.bytes_by_device[device] += bytes;
+    addSaturating(g.bytes_by_device[device], bytes);
 }
 
 namespace {
@@ -333,8 +335,8 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         }
     }
     settlePendingFreeNow();
-    // A live allocation overlapping the new one must have been freed unseen (dropped
-    // events): end it quietly rather than count it twice.
+    // A live allocation overlapping the new one must have been freed unseen: end it
+    // rather than count it twice, as an event missing from the trace (implicitEnd()).
     auto it = pointersUpperBound(a.address);
     if (it != pointers_.begin()) {
         auto prev = std::prev(it);
@@ -347,11 +349,17 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         accounting_.remove(charge(it->second), time_ns);
         notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
         if (it->second.kind != Kind::HostPinned) {
-            liveOn(it->second.device) -= it->second.size;
+            subtractSaturating(liveOn(it->second.device), it->second.size);
         }
         it = erasePointer(it);
     }
     // `it` is now the upper bound of a.address: every key before it is below.
+    if (a.gaps != gaps_) {
+        // Made after the frees it showed missing (implicitEnd()): its own is not among them.
+        Allocation placed = a;
+        placed.gaps = gaps_;
+        return &insertPointer(it, placed)->second.site;
+    }
     return &insertPointer(it, a)->second.site;
 }
 
@@ -384,10 +392,11 @@ void Lifetimes::addAllocation(const Event& e) {
             implicitEnd();
             accounting_.remove(charge(old->second), e.time_ns);
             notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
-            liveOn(old->second.device) -= old->second.size;
+            subtractSaturating(liveOn(old->second.device), old->second.size);
         }
         Allocation& held = arrays_[a.address];
         held = a;
+        held.gaps = gaps_; // after the end it may have implied
         teardown_.link(held);
         site = &held.site;
     } else {
@@ -396,7 +405,7 @@ void Lifetimes::addAllocation(const Event& e) {
     freed_.forget(a.address);
     *site = accounting_.add(charge(a), e.time_ns);
     if (a.kind != Kind::HostPinned) {
-        liveOn(a.device) += a.size;
+        addSaturating(liveOn(a.device), a.size);
     }
     if (observer_) {
         a.site = *site;
@@ -408,7 +417,7 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
     accounting_.remove(charge(a), time_ns);
     notifyEnded(time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed, a);
     if (a.kind != Kind::HostPinned) {
-        liveOn(a.device) -= a.size;
+        subtractSaturating(liveOn(a.device), a.size);
     }
     if (by_teardown) {
         leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
@@ -422,7 +431,7 @@ void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator
         accounting_.remove(charge(it->second), time_ns);
         notifyEnded(time_ns, how, it->first, it->second);
         if (!it->second.host_located) {
-            liveOn(it->second.device) -= it->second.size;
+            subtractSaturating(liveOn(it->second.device), it->second.size);
         }
     }
     handles_.erase(it);
@@ -457,7 +466,7 @@ void Lifetimes::onVmmCreate(const Event& e) {
     held = h;
     held.site = accounting_.add(charge(h), e.time_ns);
     if (!h.host_located) {
-        liveOn(h.device) += h.size;
+        addSaturating(liveOn(h.device), h.size);
     }
     if (observer_) {
         observer_->began(lifetime(e.handle, held), e);
@@ -546,7 +555,7 @@ void Lifetimes::onVmmMap(const Event& e) {
     ++h.mappings;
     if (!h.counted()) {
         // The importer is never told the size; what it maps is the part it uses.
-        h.size = std::max(h.size, e.offset + e.size);
+        h.size = std::max(h.size, saturatingAdd(e.offset, e.size));
     }
     mappings_[e.address] = Mapping{e.size, e.handle};
 }

@@ -238,10 +238,14 @@ class Lifetimes {
     // the peak's live set. One branch when nothing is pending.
     void gate() { accounting_.settle(); }
     // An allocation, handle or mapping that an event ends without naming it (its own end
-    // was not recorded): gated and counted before anything changes.
+    // was not recorded): gated and counted before anything changes. Its end is an event
+    // missing from the trace, as a gap's are: what was allocated before it may have lost
+    // its free too, so it counts as a gap here (leaks and errors before it are uncertain)
+    // and the process reports it (MissingEvents::unrecorded_frees).
     void implicitEnd() {
         gate();
         ++counters_.implicit_ends;
+        onGap();
     }
     // `before_gap`: the allocation or free the error contradicts came before a gap.
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,

@@ -1,5 +1,7 @@
 #include "analysis/live_accounting.h"
 
+#include "base/saturating.h"
+
 #include <algorithm>
 
 namespace gmt::analyzer {
@@ -61,14 +63,14 @@ uint64_t LiveAccounting::deviceLive(int device) const {
 uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     size_t k = index(c.kind);
     if (c.resident || c.kind == format::Kind::HostPinned) {
-        kind_live_[k] += c.bytes;
+        addSaturating(kind_live_[k], c.bytes);
         if (kind_live_[k] > kind_peak_[k].bytes) {
             kind_peak_[k] = {kind_live_[k], time_ns};
         }
     }
     if (!c.resident) {
         SiteLive& allocated = sites_[siteIndex(c)].allocated;
-        allocated.bytes += c.bytes;
+        addSaturating(allocated.bytes, c.bytes);
         allocated.allocations += 1;
         if (c.kind == format::Kind::HostPinned) {
             recordHost(time_ns);
@@ -81,14 +83,14 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
         process_peak_.resize(c.process + 1);
         process_devices_.resize(c.process + 1);
     }
-    process_live_[c.process] += c.bytes;
+    addSaturating(process_live_[c.process], c.bytes);
     process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
     ProcessDevice& pd = processDevice(c.process, c.device);
-    pd.live += c.bytes;
+    addSaturating(pd.live, c.bytes);
     pd.peak = std::max(pd.peak, pd.live);
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
-    s.now.bytes += c.bytes;
+    addSaturating(s.now.bytes, c.bytes);
     s.now.allocations += 1;
     SiteHistory& h = s.history;
     if (h.allocations++ == 0) {
@@ -103,7 +105,7 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     if (observer_) {
         observer_->onCharge(c, true, time_ns);
     }
-    s.allocated.bytes += c.bytes;
+    addSaturating(s.allocated.bytes, c.bytes);
     s.allocated.allocations += 1;
     if (s.live_slot == UINT32_MAX) {
         s.live_slot = static_cast<uint32_t>(live_sites_.size());
@@ -111,8 +113,8 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     }
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
-    dev += c.bytes;
-    (*d.kinds)[k] += c.bytes;
+    addSaturating(dev, c.bytes);
+    addSaturating((*d.kinds)[k], c.bytes);
     if (!d.peak) {
         d.peak = &device_peak_[c.device];
     }
@@ -122,7 +124,7 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     }
     d.timeline->record(time_ns, dev);
     recordKinds(d, time_ns);
-    total_ += c.bytes;
+    addSaturating(total_, c.bytes);
     if (total_ > peak_.bytes) {
         peak_ = {total_, time_ns};
         pending_ = true;
@@ -133,7 +135,7 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
 void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     size_t k = index(c.kind);
     if (c.resident || c.kind == format::Kind::HostPinned) {
-        kind_live_[k] -= std::min(kind_live_[k], c.bytes);
+        subtractSaturating(kind_live_[k], c.bytes);
     }
     if (!c.resident) {
         if (c.kind == format::Kind::HostPinned) {
@@ -149,13 +151,13 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     sampleMoment(time_ns);
     if (c.process < process_live_.size()) {
         uint64_t& p = process_live_[c.process];
-        p -= std::min(p, c.bytes);
+        subtractSaturating(p, c.bytes);
         ProcessDevice& pd = processDevice(c.process, c.device);
-        pd.live -= std::min(pd.live, c.bytes);
+        subtractSaturating(pd.live, c.bytes);
     }
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
-    s.now.bytes -= std::min(s.now.bytes, c.bytes);
+    subtractSaturating(s.now.bytes, c.bytes);
     s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
     if (observer_) {
         observer_->onCharge(c, false, time_ns);
@@ -169,9 +171,9 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
     }
     DeviceSlot& d = deviceSlot(c.device);
     uint64_t& dev = *d.live;
-    dev -= std::min(dev, c.bytes);
+    subtractSaturating(dev, c.bytes);
     uint64_t& level = (*d.kinds)[k];
-    level -= std::min(level, c.bytes);
+    subtractSaturating(level, c.bytes);
     if (!batch_) {
         d.timeline->record(time_ns, dev);
         recordKinds(d, time_ns);
@@ -179,7 +181,7 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
                batch_devices_.end()) {
         batch_devices_.push_back(c.device);
     }
-    total_ -= std::min(total_, c.bytes);
+    subtractSaturating(total_, c.bytes);
 }
 
 void LiveAccounting::endRemovals(uint64_t time_ns) {

@@ -1,5 +1,7 @@
 #include "analysis/phase_tracker.h"
 
+#include "base/saturating.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -113,7 +115,7 @@ void PhaseTracker::onEvent(uint64_t time_ns, uint64_t live_bytes, uint64_t alloc
     }
     PhaseStats& s = phases_[current_];
     s.allocations += allocations;
-    s.allocated_bytes += allocated_bytes;
+    addSaturating(s.allocated_bytes, allocated_bytes);
     s.frees += frees;
     // The current phase and every phase it is nested in: the open levels of the thread
     // that made it current, innermost first, then the base level.

@@ -8,7 +8,8 @@
 namespace gmt::analyzer {
 
 // Below 1 KiB in whole bytes, else in the largest binary unit that keeps the value >= 1,
-// with `decimals` digits after the point.
+// with `decimals` digits after the point. A saturated sum (base/saturating.h) reads "at
+// least 16 EiB (saturated)".
 std::string humanBytes(uint64_t bytes, int decimals = 2);
 
 } // namespace gmt::analyzer

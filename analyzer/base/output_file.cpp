@@ -3,6 +3,7 @@
 #include "base/text_safety.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -24,17 +25,47 @@ constexpr const char* kStdout = "standard output";
 } // namespace
 
 OutputFile::OutputFile(const std::string& path) : name_(path) {
+    if (path.empty()) {
+        // Never "no output": an empty name is a script's unset variable.
+        throw OutputError("an empty file name is not an output");
+    }
     if (path == "-") {
         finishStdout(); // what std::cout holds comes first
         fd_ = STDOUT_FILENO;
         name_ = kStdout;
         return;
     }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    // 0600: what is written names the program, its arguments and its paths, as the trace
+    // does (a file that exists keeps its mode: its owner chose it). O_NONBLOCK: opening a
+    // FIFO that no process reads fails at once (ENXIO) instead of waiting for a reader
+    // forever; on anything else it changes nothing and is cleared below.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                 0600);
     if (fd_ < 0) {
-        fail("cannot create", path, errno);
+        const int error = errno;
+        struct stat st {};
+        if (error == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+            throw OutputError("cannot write " + printable(path) +
+                              ": a FIFO that no process is reading");
+        }
+        fail("cannot create", path, error);
     }
     owned_ = true;
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        fail("cannot create", path, errno);
+    }
+    if (S_ISBLK(st.st_mode)) {
+        // A typo away from overwriting a disk: nothing is written there.
+        throw OutputError("cannot write " + printable(path) +
+                          ": a block device, not a file (refused)");
+    }
+    // A FIFO with a reader (`--junit >(xmllint ...)`) or a device such as /dev/full is
+    // written as any stream, blocking while a pipe is full as a pipe does.
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        fail("cannot write", path, errno);
+    }
 }
 
 OutputFile OutputFile::scratch(const std::string& directory) {
@@ -148,6 +179,12 @@ void finishStream(std::ostream& stream, const std::string& name) {
 
 void finishStdout() {
     finishStream(std::cout, kStdout);
+    // What went through C stdio instead (CLI11's help goes through std::cout, which shares
+    // stdio's buffer; a library may print directly).
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        fail("cannot write", kStdout, errno);
+    }
 }
 
 void makeDirectory(const std::string& path) {

@@ -22,8 +22,10 @@ class OutputError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Buffered; a file is written in place (created or truncated when opened), so a device
-// such as /dev/full or a pipe's FIFO works as a destination.
+// Buffered; a file is written in place (created 0600, or truncated keeping its mode, when
+// opened), so a device such as /dev/full or a FIFO that a process reads works as a
+// destination. Refused at once, never waited on: a FIFO no process reads, a block
+// device, an empty name (docs/configuration.md, "Files in and out").
 class OutputFile {
   public:
     // "-" is standard output (after what std::cout holds). A file is created or truncated.
@@ -83,7 +85,7 @@ void checkStdout();
 // Flushes `stream`; throws OutputError ("cannot write NAME: reason") when any write to it
 // failed.
 void finishStream(std::ostream& stream, const std::string& name);
-// finishStream(std::cout, "standard output").
+// finishStream(std::cout, "standard output"), then C stdio's stdout the same way.
 void finishStdout();
 
 // The directory `path` names, created with its parents when missing; throws OutputError

@@ -5,28 +5,29 @@
 namespace gmt::cli {
 
 std::string githubEscape(std::string_view raw, bool property) {
+    // GitHub's own escapes first; every other control character (an escape sequence from
+    // a trace's command line or paths would reach the terminal of whoever reads the raw
+    // log) and invalid UTF-8 then made visible by printable(), run by run.
     std::string out;
-    for (char c : analyzer::validUtf8(raw)) {
-        switch (c) {
-        case '%':
-            out += "%25";
-            break;
-        case '\r':
-            out += "%0D";
-            break;
-        case '\n':
-            out += "%0A";
-            break;
-        case ':':
-            out += property ? "%3A" : ":";
-            break;
-        case ',':
-            out += property ? "%2C" : ",";
-            break;
-        default:
-            out += c;
+    std::string_view::size_type run = 0;
+    auto flush = [&](std::string_view::size_type end) {
+        out += analyzer::printable(raw.substr(run, end - run));
+    };
+    for (std::string_view::size_type i = 0; i < raw.size(); ++i) {
+        const char c = raw[i];
+        const char* escaped = c == '%'               ? "%25"
+                              : c == '\r'            ? "%0D"
+                              : c == '\n'            ? "%0A"
+                              : property && c == ':' ? "%3A"
+                              : property && c == ',' ? "%2C"
+                                                     : nullptr;
+        if (escaped) {
+            flush(i);
+            out += escaped;
+            run = i + 1;
         }
     }
+    flush(raw.size());
     return out;
 }
 

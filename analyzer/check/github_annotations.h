@@ -17,7 +17,8 @@ namespace gmt::cli {
 std::string githubAnnotations(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root);
 
 // The escaping GitHub's workflow commands need: in a message %, CR and LF; in a property
-// value also ':' and ','.
+// value also ':' and ','. Other control characters and invalid UTF-8 are shown as \xNN
+// (analyzer::printable).
 std::string githubEscape(std::string_view text, bool property);
 
 } // namespace gmt::cli

@@ -2,6 +2,7 @@
 
 #include "base/hex.h"
 #include "base/human_time.h"
+#include "base/saturating.h"
 #include "base/size_parse.h"
 #include "views/missing_events_text.h"
 #include "views/python_status_text.h"
@@ -110,7 +111,7 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
     uint64_t kept = 0;
     if (report.caching_allocator) {
         for (const analyzer::CachingAllocatorReport& a : report.caching_allocator->processes) {
-            kept += a.exit_kept.bytes;
+            analyzer::addSaturating(kept, a.exit_kept.bytes);
         }
     }
     if (kept > 0) {

@@ -1,5 +1,6 @@
 #include "check/suppressions.h"
 
+#include "base/saturating.h"
 #include "symbols/pattern_file.h"
 
 namespace gmt::cli {
@@ -52,7 +53,7 @@ Suppression* Suppressions::matchLeak(const analyzer::LeakSite& leak) {
     for (Suppression& s : entries_) {
         if (s.type == Suppression::Type::Leak && stackMatches(s.pattern, leak.stack)) {
             ++s.uses;
-            s.bytes += leak.bytes;
+            analyzer::addSaturating(s.bytes, leak.bytes);
             s.allocations += leak.allocations;
             return &s;
         }

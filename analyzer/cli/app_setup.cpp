@@ -2,6 +2,8 @@
 // --help. Applied after all commands are registered so it covers them all.
 #include "cli/commands.h"
 
+#include "base/text_safety.h"
+
 #include <new>
 
 #ifndef GMT_VERSION
@@ -36,13 +38,14 @@ void finishApp(CLI::App& app) {
                "  gpumemtrace report gpumemtrace.*.gmtrace\n"
                "  gpumemtrace check gpumemtrace.*.gmtrace --max-leaked-bytes 0\n");
     // CLI11's default adds a second "Run with --help" line; one line is easier to grep
-    // in a CI log.
+    // in a CI log. The message echoes what was given: a value holding a newline or an
+    // escape sequence is shown as \x0a, never acted on.
     app.failure_message([](const CLI::App* top, const CLI::Error& e) {
         std::string where = "gpumemtrace";
         for (const CLI::App* sub : top->get_subcommands()) {
             where += " " + sub->get_name();
         }
-        return "gpumemtrace: " + std::string(e.what()) + " (see `" + where + " --help`)\n";
+        return "gpumemtrace: " + analyzer::printable(e.what()) + " (see `" + where + " --help`)\n";
     });
     for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->get_footer().empty()) {
@@ -69,13 +72,15 @@ std::string describeException(std::exception_ptr error) {
     } catch (...) {
         text = "unexpected error";
     }
-    // One line: a message that spans several would break a CI log's one-line-per-error.
+    // One line: a message that spans several would break a CI log's one-line-per-error
+    // (a library's message may; what it quotes from a trace or an option may hold any
+    // control character).
     for (char& c : text) {
         if (c == '\n' || c == '\r') {
             c = ' ';
         }
     }
-    return text;
+    return analyzer::printable(text);
 }
 
 } // namespace gmt::cli

@@ -16,6 +16,7 @@
 #include "check/suppressions.h"
 #include "cli/check_gate.h"
 #include "cli/count_option.h"
+#include "cli/path_option.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "report/rank_table.h"
@@ -306,12 +307,15 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
                       "misses events (drops, a gap): check what it has"),
         cmd->add_option("--suppressions", o->suppressions,
                         "File of leak:PATTERN / error:PATTERN lines to ignore")
-            ->type_name("FILE"),
+            ->type_name("FILE")
+            ->check(nonEmptyPath()),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE")
-            ->type_name("FILE"),
+            ->type_name("FILE")
+            ->check(nonEmptyPath()),
         cmd->add_option("--sarif", o->sarif,
                         "Also write the findings as SARIF 2.1.0 to FILE (code scanning)")
-            ->type_name("FILE"),
+            ->type_name("FILE")
+            ->check(nonEmptyPath()),
         cmd->add_option("--format", o->format,
                         "text, json (docs/check.schema.json) or github (text, then GitHub "
                         "Actions ::error annotations on the leaking source lines)")

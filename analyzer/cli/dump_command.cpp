@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 
 #include "base/output_file.h"
+#include "base/text_safety.h"
 #include "read/record_json.h"
 #include "read/trace_error.h"
 #include "read/trace_reader.h"
@@ -28,19 +29,19 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
             finishStdout();
             const ReadStatus& st = reader.status();
             if (st.stopped_early) {
-                std::cerr << "gpumemtrace: " << *trace << ": offset " << st.log_end_offset << ": "
-                          << st.stop_reason << " (" << st.ring_records
-                          << " records recovered from the ring after it)\n";
+                std::cerr << "gpumemtrace: " << printable(*trace) << ": offset "
+                          << st.log_end_offset << ": " << printable(st.stop_reason) << " ("
+                          << st.ring_records << " records recovered from the ring after it)\n";
                 exit_code = kExitNotOk;
             } else if (!st.complete) {
-                std::cerr << "gpumemtrace: " << *trace << ": offset " << st.log_end_offset
-                          << ": incomplete trace: " << st.incompleteReason() << " ("
-                          << st.ring_records << " records recovered from the ring)\n";
+                std::cerr << "gpumemtrace: " << printable(*trace) << ": offset "
+                          << st.log_end_offset << ": incomplete trace: " << st.incompleteReason()
+                          << " (" << st.ring_records << " records recovered from the ring)\n";
                 exit_code = kExitNotOk;
             }
         } catch (const TraceError& e) {
             std::cout.flush();
-            std::cerr << "gpumemtrace: " << e.what() << '\n';
+            std::cerr << "gpumemtrace: " << printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         }
     });

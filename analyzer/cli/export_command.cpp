@@ -2,6 +2,7 @@
 // familiar viewers (analyzer/export/exporter.h; docs/export.md). Several traces are one
 // process each.
 #include "cli/commands.h"
+#include "cli/path_option.h"
 
 #include "base/text_safety.h"
 #include "export/exporter.h"
@@ -78,7 +79,8 @@ void addExportCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("-o,--output", args->output,
                     "Where to write: a file (memory-viz of one trace, perfetto, folded; default "
                     "standard output) or a directory (ndjson; memory-viz of several traces)")
-        ->type_name("OUT");
+        ->type_name("OUT")
+        ->check(nonEmptyPath());
     cmd->add_option("--metric", args->metric,
                     "folded: leaked or peak bytes, allocated bytes, allocations (default leaked)")
         ->check(CLI::IsMember({"leaked", "peak", "allocated", "allocations"}));

@@ -1,6 +1,7 @@
 #include "cli/framework_options.h"
 
 #include "check/builtin_suppressions.h"
+#include "cli/path_option.h"
 #include "cli/report_input.h"
 
 #include <vector>
@@ -16,7 +17,8 @@ std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& o
         cmd->add_option("--caching-allocators", o->caching_allocators,
                         "File of NAME: PATTERN lines adding caching allocators (or -NAME "
                         "dropping one) to the built-in table")
-            ->type_name("FILE"),
+            ->type_name("FILE")
+            ->check(nonEmptyPath()),
         cmd->add_flag("--no-builtin-caching-allocators", o->no_builtin_caching_allocators,
                       "Start from an empty table of caching allocators instead of the built-in "
                       "one"),

@@ -8,6 +8,7 @@
 #include "base/text_safety.h"
 #include "cli/count_option.h"
 #include "cli/framework_options.h"
+#include "cli/path_option.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "model/report.h"
@@ -101,7 +102,9 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "text, json or html (default: text; json or html when -o names a .json or "
                     ".html file)")
         ->check(CLI::IsMember({"json", "text", "html"}));
-    cmd->add_option("-o,--output", args->output, "Write the report to FILE")->type_name("FILE");
+    cmd->add_option("-o,--output", args->output, "Write the report to FILE")
+        ->type_name("FILE")
+        ->check(nonEmptyPath());
     CLI::Option* top =
         cmd->add_option("--top", args->top, "Leaks, peak sites, holes and pins listed")
             ->check(countRange(1, kMaxTop))

@@ -106,6 +106,32 @@ Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options)
     return readJsonReport(path, *text, options);
 }
 
+namespace {
+
+// The traces (*.gmtrace regular files) under `directory`, at any depth, appended to
+// `found`. A directory that cannot be listed (no permission, removed meanwhile) is an
+// error naming it and why: skipped, it would pass for a directory without traces, or
+// silently leave a rank's traces out of a check.
+void collectTraces(const std::filesystem::path& directory, std::vector<std::string>& found) {
+    std::error_code ec;
+    std::filesystem::directory_iterator it(directory, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        const std::filesystem::directory_entry& entry = *it;
+        std::error_code type_ec;
+        // Links to directories are not followed (a loop would never end), as before.
+        if (entry.is_directory(type_ec) && !entry.is_symlink(type_ec)) {
+            collectTraces(entry.path(), found);
+        } else if (entry.path().extension() == ".gmtrace" && entry.is_regular_file(type_ec)) {
+            found.push_back(entry.path().string());
+        }
+    }
+    if (ec) {
+        throw InputError(directory.string() + ": cannot read the directory: " + ec.message());
+    }
+}
+
+} // namespace
+
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {
     std::vector<std::string> out;
     for (const std::string& input : inputs) {
@@ -115,16 +141,7 @@ std::vector<std::string> expandTraceInputs(const std::vector<std::string>& input
             continue;
         }
         std::vector<std::string> found;
-        auto options = std::filesystem::directory_options::skip_permission_denied;
-        for (auto it = std::filesystem::recursive_directory_iterator(input, options, ec);
-             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-            if (it->is_regular_file(ec) && it->path().extension() == ".gmtrace") {
-                found.push_back(it->path().string());
-            }
-        }
-        if (ec) {
-            throw InputError(input + ": cannot list: " + ec.message());
-        }
+        collectTraces(input, found);
         if (found.empty()) {
             throw InputError(input + ": a directory without traces (*.gmtrace)");
         }

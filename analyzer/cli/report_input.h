@@ -45,7 +45,7 @@ Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options)
 
 // The inputs with each directory replaced by the traces under it (*.gmtrace, at any depth,
 // sorted): what `gpumemtrace record -o 'DIR/rank%r.gmtrace'` left for a job. Throws
-// InputError for a directory without traces.
+// InputError for a directory without traces, or one (at any depth) that cannot be read.
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs);
 
 // loadTraceOrReport of every input, on `jobs` threads at once (0: one per core), each input

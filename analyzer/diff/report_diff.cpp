@@ -1,5 +1,6 @@
 #include "diff/report_diff.h"
 
+#include "base/saturating.h"
 #include "base/size_parse.h"
 #include "views/frame_text.h"
 #include "views/styled_text.h"
@@ -58,7 +59,7 @@ std::map<std::string, Site> leakSites(const Report& report) {
         if (s.label.empty()) {
             s.label = analyzer::siteLabel(leak.stack);
         }
-        s.bytes += leak.bytes;
+        analyzer::addSaturating(s.bytes, leak.bytes);
     }
     return out;
 }

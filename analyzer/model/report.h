@@ -66,9 +66,11 @@ struct MissingEventsReport {
     uint64_t gap_count = 0;
     std::vector<MissingRangeReport> gaps; // the first ones (AnalysisOptions::max_listed)
     bool unknown_tail = false;            // a damaged log with nothing after it
+    uint64_t unrecorded_frees = 0;        // ended by an allocation made over them
 };
 GMT_DESCRIBE(MissingEventsReport, GMT_MEMBER(dropped_events), GMT_MEMBER(missing_positions),
-             GMT_MEMBER(gap_count), GMT_MEMBER(gaps), GMT_MEMBER(unknown_tail))
+             GMT_MEMBER(gap_count), GMT_MEMBER(gaps), GMT_MEMBER(unknown_tail),
+             GMT_MEMBER(unrecorded_frees, kOptional))
 
 struct ProcessReport {
     uint64_t pid = 0;

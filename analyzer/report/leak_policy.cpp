@@ -1,5 +1,7 @@
 #include "report/leak_policy.h"
 
+#include "base/saturating.h"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -93,7 +95,7 @@ class Figures {
     }
 
     void suppressed(const LeakSite& s) {
-        r_.leak_scope.suppressed_bytes += s.bytes;
+        addSaturating(r_.leak_scope.suppressed_bytes, s.bytes);
         r_.leak_scope.suppressed_allocations += s.allocations;
         ++r_.leak_scope.suppressed_sites;
     }
@@ -115,7 +117,8 @@ class Figures {
             return x.stack_id == site.stack_id && x.kind == site.kind && x.api == site.api;
         });
         if (sign > 0 && same != h->top_sites.end()) {
-            same->bytes += site.bytes; // teardown flags apart as leaks, one site when held
+            addSaturating(same->bytes,
+                          site.bytes); // teardown flags apart as leaks, one site when held
             same->allocations += site.allocations;
             return;
         }
@@ -134,9 +137,14 @@ class Figures {
     }
 
   private:
+    // A saturated figure (base/saturating.h) stays saturated: it says "at least", and
+    // what it held beyond the limit is not known to take away.
     static void move(uint64_t& figure, uint64_t amount, int sign, const char* name) {
         if (sign > 0) {
-            figure += amount;
+            addSaturating(figure, amount);
+            return;
+        }
+        if (figure == kSaturated) {
             return;
         }
         if (figure < amount) {
@@ -289,7 +297,7 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         if (holder) {
             HeldSite& s =
                 held[std::pair(g.process, holder->name)][std::tuple(g.stack_id, g.kind, g.api)];
-            s.bytes += g.bytes;
+            addSaturating(s.bytes, g.bytes);
             s.allocations += g.allocations;
             s.kind = g.kind;
             s.api = siteApi(g.kind, g.api);
@@ -316,9 +324,9 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         }
         auto [it, inserted] = in_scope.try_emplace(key, g);
         if (!inserted) {
-            it->second.bytes += g.bytes;
+            addSaturating(it->second.bytes, g.bytes);
             it->second.allocations += g.allocations;
-            it->second.uncertain_bytes += g.uncertain_bytes;
+            addSaturating(it->second.uncertain_bytes, g.uncertain_bytes);
             it->second.uncertain_allocations += g.uncertain_allocations;
         }
     }
@@ -358,7 +366,7 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
     for (auto& [owner, by_site] : held) {
         HeldReport h{r.processes[owner.first].pid, owner.second, 0, 0, 0, {}};
         for (auto& [key, site] : by_site) {
-            h.bytes += site.bytes;
+            addSaturating(h.bytes, site.bytes);
             h.allocations += site.allocations;
             ++h.sites;
             h.top_sites.push_back(std::move(site));

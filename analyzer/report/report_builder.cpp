@@ -3,6 +3,7 @@
 
 #include "analysis/caching/oom_hints.h"
 #include "base/cuda_errors.h"
+#include "base/saturating.h"
 #include "read/python_code.h"
 #include "report/rank_table.h"
 #include "report/stack_symbolizer.h"
@@ -90,6 +91,7 @@ ProcessReport processReport(const ProcessData& p) {
             m.gaps.push_back({g.first_position, g.positions, g.after_time_ns, g.before_time_ns});
         }
         m.unknown_tail = p.missing.unknown_tail;
+        m.unrecorded_frees = p.missing.unrecorded_frees;
         r.missing_events = std::move(m);
     }
     return r;
@@ -441,7 +443,7 @@ class Builder {
                     continue;
                 }
                 ++it.growing_sites;
-                it.growth_bytes_per_iteration += site.bytes_per_iteration;
+                addSaturating(it.growth_bytes_per_iteration, site.bytes_per_iteration);
                 if (!options_.phase || inScope(within, site.phase)) {
                     rows.push_back({i, &site});
                 }
@@ -453,7 +455,7 @@ class Builder {
         });
         for (const Row& row : rows) {
             ++scope.sites;
-            scope.bytes_per_iteration += row.site->bytes_per_iteration;
+            addSaturating(scope.bytes_per_iteration, row.site->bytes_per_iteration);
             if (r.growth.size() >= options_.top) {
                 continue; // counted, not symbolized
             }
@@ -486,7 +488,7 @@ class Builder {
         ExitBlocks out;
         out.sites = sites.size();
         for (const auto& [stack, live] : sites) {
-            out.bytes += live.bytes;
+            addSaturating(out.bytes, live.bytes);
             out.blocks += live.allocations;
             if (out.top_sites.size() < options_.top) {
                 out.top_sites.push_back(HeldSite{live.bytes, live.allocations, Kind::Block,
@@ -589,7 +591,7 @@ class Builder {
         AllocatedReport out;
         out.sites = sites.size();
         for (const auto& [key, live] : sites) {
-            out.bytes += live.bytes;
+            addSaturating(out.bytes, live.bytes);
             out.allocations += live.allocations;
         }
         const size_t listed = std::min(sites.size(), options_.detail.allocated_sites);

@@ -4,6 +4,7 @@
 // their defaults when absent, so reports saved by earlier versions stay readable.
 #include "report/report_json.h"
 
+#include "base/saturating.h"
 #include "model/describe_members.h"
 
 #include <algorithm>
@@ -279,7 +280,7 @@ void afterRead(Report& r, const Field& root) {
     if (!root.find("growth_scope")) { // saved before growth was measured: what is listed
         r.growth_scope.sites = r.growth.size();
         for (const GrowthSite& g : r.growth) {
-            r.growth_scope.bytes_per_iteration += g.bytes_per_iteration;
+            addSaturating(r.growth_scope.bytes_per_iteration, g.bytes_per_iteration);
         }
     }
 }

@@ -1,5 +1,7 @@
 #include "symbols/symbolizer.h"
 
+#include "base/warnings.h"
+
 #ifdef GMT_HAVE_DWARF_SYMBOLIZER
 #include "symbols/dwarf/dwarf_symbolizer.h"
 #endif
@@ -35,7 +37,17 @@ bool dwarfSymbolizerAvailable() {
 std::unique_ptr<Symbolizer> makeSymbolizer(bool symbols) {
 #ifdef GMT_HAVE_DWARF_SYMBOLIZER
     if (symbols) {
-        return makeDwarfSymbolizer();
+        SymbolizeOptions options;
+        // A module file that is there but was refused or unusable (not a regular file, no
+        // permission, not ELF) is said once; one that is simply absent (a trace read on
+        // another machine, the vdso) or has no debug info shows in its frames already.
+        options.on_problem = [](const format::ModuleInfo&, ModuleProblem problem,
+                                std::string_view detail) {
+            if (problem == ModuleProblem::Unreadable || problem == ModuleProblem::NotElf) {
+                warnOnce("module " + std::string(detail) + "; its frames are module + offset only");
+            }
+        };
+        return makeDwarfSymbolizer(std::move(options));
     }
 #else
     (void)symbols;

@@ -24,6 +24,10 @@ std::string missingEventsText(const MissingEventsReport& m) {
     if (m.unknown_tail) {
         what.push_back("an unknown number after the valid log");
     }
+    if (m.unrecorded_frees > 0) {
+        what.push_back(count(m.unrecorded_frees, "free") +
+                       " not recorded (an allocation made over a live one)");
+    }
     std::string out;
     for (const std::string& w : what) {
         out += (out.empty() ? "" : ", ") + w;

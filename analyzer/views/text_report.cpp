@@ -3,6 +3,7 @@
 #include "base/hex.h"
 #include "base/human_bytes.h"
 #include "base/human_time.h"
+#include "base/saturating.h"
 #include "views/missing_events_text.h"
 #include "views/python_status_text.h"
 
@@ -205,7 +206,7 @@ class TextReport {
         }
         uint64_t listed_bytes = 0;
         for (const LeakSite& l : r_.leaks) {
-            listed_bytes += l.bytes;
+            addSaturating(listed_bytes, l.bytes);
         }
         if (scope.sites > r_.leaks.size()) {
             out_.line("  ... " + plural(scope.sites - r_.leaks.size(), "more site") + " with " +

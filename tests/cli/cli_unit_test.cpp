@@ -408,6 +408,11 @@ TEST_CASE("source root: paths inside it become relative - build-relative paths a
 TEST_CASE("github annotations: escaped as workflow commands want") {
     CHECK(githubEscape("50% of a:b, c\nd\r", false) == "50%25 of a:b, c%0Ad%0D");
     CHECK(githubEscape("a:b,c%", true) == "a%3Ab%2Cc%25");
+    // Any other control character (an escape sequence from a trace) is made visible, in a
+    // message and in a property alike; printable UTF-8 stays.
+    CHECK(githubEscape("a\x1b[31mb\x07\tc", false) == "a\\x1b[31mb\\x07\\x09c");
+    CHECK(githubEscape("f\x1b]0;t\x07:1", true) == "f\\x1b]0;t\\x07%3A1");
+    CHECK(githubEscape("caf\xc3\xa9 \xff", false) == "caf\xc3\xa9 \\xff");
 }
 
 TEST_CASE("record refuses a preload path that LD_PRELOAD would split or search") {

@@ -13,6 +13,8 @@ std::string_view moduleProblemName(ModuleProblem problem) {
     switch (problem) {
     case ModuleProblem::Missing:
         return "missing";
+    case ModuleProblem::Unreadable:
+        return "unreadable";
     case ModuleProblem::NotElf:
         return "not an ELF object";
     case ModuleProblem::BuildIdMismatch:

@@ -19,8 +19,9 @@ namespace gmt::analyzer {
 
 // Why a module could not be symbolized as recorded. Reported once per module.
 enum class ModuleProblem {
-    Missing,         // the file cannot be opened (deleted, other machine, vdso)
-    NotElf,          // the file is not an ELF object libdw accepts
+    Missing,         // the file is not there (deleted, other machine, vdso)
+    Unreadable,      // it is there but cannot be opened (no permission, a loop of links)
+    NotElf,          // not a regular file, or not an ELF object libdw accepts
     BuildIdMismatch, // the file was rebuilt since the trace; no debug file for the old id
     NoDebugInfo,     // symbol table only: functions without file/line
     NoSymbols,       // neither DWARF nor a symbol table: module + offset only

@@ -23,19 +23,17 @@ DwflSettings::DwflSettings(const SymbolizeOptions& options)
 
 namespace {
 
-enum class Outcome { Opened, Missing, NotElf, Mismatch };
+enum class Outcome { Opened, Missing, Unreadable, NotElf, Mismatch };
 
 struct Attempt {
     Outcome outcome;
     std::string detail;
 };
 
-bool isRegularFile(const std::string& path, std::string& why, bool* not_regular = nullptr) {
-    std::optional<OpenedFile> f = openRegularFile(path, why, not_regular);
-    if (f) {
-        ::close(f->fd);
-    }
-    return f.has_value();
+// A file that exists but could not be opened (no permission, a loop of links), told apart
+// from one that is not there at all: only the first is worth a warning.
+bool absent(const std::string& why) {
+    return why == std::strerror(ENOENT) || why == std::strerror(ENOTDIR);
 }
 
 std::string_view asView(const unsigned char* bits, int len) {
@@ -51,17 +49,22 @@ ElfModule::ElfModule(const format::ModuleInfo& info, const DwflSettings& setting
     Attempt first{Outcome::Missing, "no path recorded"};
     if (!info.path.empty()) {
         const std::string file = settings.sysroot + info.path;
-        // Opened here first to tell a missing file from one libelf rejects (libdwfl folds
-        // both into one error code), and to refuse without blocking what is not a regular
-        // file: the path comes from the trace, and libdwfl's own open would wait forever
-        // on a FIFO.
+        // Opened here, and handed to libdwfl as a descriptor, to tell a missing file from
+        // one libelf rejects (libdwfl folds both into one error code), and because the
+        // path comes from the trace: only a regular file is ever opened
+        // (base/regular_file.h), and libdwfl reads that very file instead of opening the
+        // path again (which could name something else by then).
         std::string why;
         bool not_regular = false;
-        if (!isRegularFile(file, why, &not_regular)) {
-            first = {not_regular ? Outcome::NotElf : Outcome::Missing, file + ": " + why};
+        std::optional<OpenedFile> f = openRegularFile(file, why, &not_regular);
+        if (!f) {
+            first = {not_regular   ? Outcome::NotElf
+                     : absent(why) ? Outcome::Missing
+                                   : Outcome::Unreadable,
+                     file + ": " + why};
         } else {
             first.outcome = Outcome::Opened;
-            if (!tryFile(file, info, settings, false)) {
+            if (!tryFile(file, f->fd, info, settings, false)) {
                 first = {mismatch_ ? Outcome::Mismatch : Outcome::NotElf, detail_};
             }
         }
@@ -75,7 +78,8 @@ ElfModule::ElfModule(const format::ModuleInfo& info, const DwflSettings& setting
     // addresses and carries the symbols of the build that actually ran.
     for (const std::string& candidate : buildIdCandidates(info.build_id, settings.debuginfo_path)) {
         std::string why;
-        if (isRegularFile(candidate, why) && tryFile(candidate, info, settings, true)) {
+        std::optional<OpenedFile> f = openRegularFile(candidate, why);
+        if (f && tryFile(candidate, f->fd, info, settings, true)) {
             mismatch_ = false;
             detail_.clear();
             classifyContents();
@@ -86,6 +90,9 @@ ElfModule::ElfModule(const format::ModuleInfo& info, const DwflSettings& setting
     switch (first.outcome) {
     case Outcome::Missing:
         setProblem(ModuleProblem::Missing, first.detail);
+        break;
+    case Outcome::Unreadable:
+        setProblem(ModuleProblem::Unreadable, first.detail);
         break;
     case Outcome::NotElf:
         setProblem(ModuleProblem::NotElf, first.detail);
@@ -110,19 +117,23 @@ void ElfModule::close() {
     module_ = nullptr;
 }
 
-bool ElfModule::tryFile(const std::string& file, const format::ModuleInfo& info,
+bool ElfModule::tryFile(const std::string& file, int fd, const format::ModuleInfo& info,
                         const DwflSettings& settings, bool require_build_id) {
     Dwfl* dwfl = dwfl_begin(&settings.callbacks);
     if (dwfl == nullptr) {
         detail_ = std::string("dwfl_begin: ") + dwfl_errmsg(-1);
+        ::close(fd);
         return false;
     }
     dwfl_report_begin(dwfl);
     // add_p_vaddr: `base` is the load bias (dlpi_addr), not the address of the first
     // segment. libdwfl itself forces the bias to 0 for ET_EXEC (non-PIE executables).
     Dwfl_Module* module =
-        dwfl_report_elf(dwfl, info.path.c_str(), file.c_str(), -1, info.base, true);
+        dwfl_report_elf(dwfl, info.path.c_str(), file.c_str(), fd, info.base, true);
     if (module == nullptr) {
+        // On failure libdwfl leaves a descriptor it was given open; on success the module
+        // owns it (dwfl_end closes it).
+        ::close(fd);
         detail_ = file + ": " + dwfl_errmsg(-1);
         dwfl_end(dwfl);
         return false;

@@ -43,10 +43,11 @@ class ElfModule {
     const std::string& problemDetail() const { return detail_; }
 
   private:
-    // Reports `file` into a fresh session at the recorded load bias and keeps it if its
-    // build-id fits: equal to the recorded one when `require_build_id`, else not
-    // different from it (a side without a build-id cannot be checked).
-    bool tryFile(const std::string& file, const format::ModuleInfo& info,
+    // Reports `file`, open as `fd` (consumed), into a fresh session at the recorded load
+    // bias and keeps it if its build-id fits: equal to the recorded one when
+    // `require_build_id`, else not different from it (a side without a build-id cannot be
+    // checked).
+    bool tryFile(const std::string& file, int fd, const format::ModuleInfo& info,
                  const DwflSettings& settings, bool require_build_id);
     void close();
     void setProblem(ModuleProblem problem, std::string detail);
