@@ -301,11 +301,15 @@ int runRecord(const RecordArgs& args) {
     // A process that could not create its trace is missing from the run: said whatever
     // else the run wrote, and never "nothing to check" (a gate must not pass unseen).
     const std::vector<UntracedProcess> untraced = untraced_file.read();
-    for (const UntracedProcess& p : untraced) {
-        std::cerr << "gpumemtrace" << (args.check ? " record --check: " : ": ") << p.text() << '\n';
-    }
+    auto sayUntraced = [&] {
+        for (const UntracedProcess& p : untraced) {
+            std::cerr << "gpumemtrace" << (args.check ? " record --check: " : ": ") << p.text()
+                      << '\n';
+        }
+    };
     const int untraced_exit = untraced.empty() ? kExitOk : kExitBadInput;
     if (traces.empty()) {
+        sayUntraced();
         if (untraced.empty()) {
             std::cerr << "gpumemtrace: no trace was written: " << args.command.front()
                       << (untraced_file.path().empty()
@@ -321,6 +325,7 @@ int runRecord(const RecordArgs& args) {
     auto html = [&] { return args.html && !writeHtmlReport(traces) ? kExitBadInput : kExitOk; };
     if (args.check) {
         int verdict = gate(traces, args.check_options, status.exit_code);
+        sayUntraced(); // after the verdict of the traces there are: the run's last word
         verdict = status.exit_code == 0 && untraced_exit != kExitOk ? untraced_exit : verdict;
         const int html_exit = html();
         return verdict != kExitOk ? verdict : html_exit;
@@ -330,6 +335,7 @@ int runRecord(const RecordArgs& args) {
             summarize(trace);
         }
     }
+    sayUntraced();
     const int html_exit = html();
     return status.exit_code != 0 ? status.exit_code : html_exit;
 }

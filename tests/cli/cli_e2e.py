@@ -511,6 +511,13 @@ def test_record_no_trace():
                                                      "could not create its trace at ") and
                reason in ours[0], "one line saying why", r)
         expect("nothing to check" not in r.stderr and "passed" not in r.stderr, "no pass", r)
+    # One process traced, one not: the traced one is checked, the run still fails.
+    r = gmt("record", "--check", "-o", "nt.%p.gmtrace", "--", "sh", "-c",
+            '"$0" clean; ulimit -f 64; "$0" clean', ARGS.probe)
+    expect(r.returncode == 2 and "gpumemtrace check: passed" in r.stderr, "the gate fails", r)
+    expect(r.stderr.rstrip().splitlines()[-1].startswith(
+        "gpumemtrace record --check: the recorder could not create its trace at "),
+        "the untraced process is the last word", r)
     # The command's own failure still wins.
     r = gmt("record", "--check", "-o", "nt.%p.gmtrace", "--", "sh", "-c",
             'ulimit -f 64; "$0" clean; exit 3', ARGS.probe)
