@@ -1,7 +1,9 @@
 #include "config.h"
 
 #include "logging.h"
+#include "printable.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -47,8 +49,9 @@ std::optional<bool> parseSwitch(std::string_view v) {
     return std::nullopt;
 }
 
-// Reads `text` as the value of setting `s` into `c`; false when it is not one.
-bool apply(Config& c, const settings::Setting& s, const char* value) {
+// Reads `text` as the value of setting `s` into `c`; false when it is not one. A value that
+// reads but is out of bounds is clamped, with a line in `note`.
+bool apply(Config& c, const settings::Setting& s, const char* value, std::string& note) {
     const std::string_view text(value);
     if (&s == &settings::kLogLevel) {
         if (!isLogLevel(text)) {
@@ -71,16 +74,24 @@ bool apply(Config& c, const settings::Setting& s, const char* value) {
             return false;
         }
         c.stack_depth = static_cast<uint32_t>(depth);
-    } else if (&s == &settings::kPython) {
-        c.python = text != "0";
-    } else if (&s == &settings::kCachingAllocator) {
-        c.caching_allocator = text != "0";
+    } else if (&s == &settings::kPython || &s == &settings::kCachingAllocator) {
+        std::optional<bool> on = parseSwitch(text);
+        if (!on) {
+            return false;
+        }
+        (&s == &settings::kPython ? c.python : c.caching_allocator) = *on;
     } else if (&s == &settings::kBufferSize) {
         std::optional<uint64_t> bytes = parseSize(text);
         if (!bytes) {
             return false;
         }
-        c.buffer_bytes = *bytes;
+        c.buffer_bytes = std::min<uint64_t>(*bytes, settings::kMaxBufferBytes);
+        if (*bytes > settings::kMaxBufferBytes) {
+            note = std::string(s.name) + "=" + printable(text) + " is more than the ring may be; " +
+                   "clamped to " + std::to_string(settings::kMaxBufferBytes >> 20) + "M";
+        }
+    } else if (&s == &settings::kFailureFile) {
+        c.failure_file = text;
     } else if (&s == &settings::kOnFull) {
         if (text != "block" && text != "drop") {
             return false;
@@ -97,16 +108,24 @@ Config readConfig() {
     // Every setting starts from the table's default, read as a value would be, so that the
     // default lives in settings.h only (tests/recorder/settings_test.cpp checks that each
     // reads).
+    std::string note;
     for (const settings::Setting* s : settings::kRecorderSettings) {
-        apply(c, *s, s->default_value);
+        apply(c, *s, s->default_value, note);
     }
     // Problems are collected, not logged: this runs when the library is loaded, in every
     // process of the program's tree (shells, compilers, `sh -c` children), and only those
     // that go on to use CUDA should say anything (reportConfigProblems).
     for (const settings::Setting* s : settings::kRecorderSettings) {
-        if (const char* v = env(s->name); v && !apply(c, *s, v)) {
-            c.problems.push_back(std::string(s->name) + "=" + v + " is not valid (" + s->meaning +
-                                 "); using " + s->default_value);
+        const char* v = env(s->name);
+        if (!v) {
+            continue;
+        }
+        note.clear();
+        if (!apply(c, *s, v, note)) {
+            c.problems.push_back(std::string(s->name) + "=" + printable(v) + " is not valid (" +
+                                 s->meaning + "); using " + s->default_value);
+        } else if (!note.empty()) {
+            c.problems.push_back(note);
         }
     }
     initLogging(c.log_level);

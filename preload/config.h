@@ -19,10 +19,13 @@ struct Config {
     bool python = false; // Python frames in the stacks when the process runs CPython
     // Block events of a framework's caching allocator (PyTorch's), when one is loaded.
     bool caching_allocator = false;
-    uint64_t buffer_bytes = 0;
+    uint64_t buffer_bytes = 0; // at most settings::kMaxBufferBytes
     OnFull on_full = OnFull::Block;
     std::string log_level;
-    // Bad values found by readConfig, each replaced by its default; one line each.
+    // Where a process that cannot create its trace says why (empty: nowhere but stderr).
+    std::string failure_file;
+    // Bad values found by readConfig, each replaced by its default (or clamped); one line
+    // each, its environment text escaped (printable.h).
     std::vector<std::string> problems;
 };
 

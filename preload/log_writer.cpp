@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "logging.h"
+#include "printable.h"
 
 #include <cstring>
 #include <sched.h>
@@ -22,11 +23,15 @@ constexpr uint64_t kEndWaitNs = 2'000'000'000;
 constexpr uint64_t kEndWaitFromSignalNs = 500'000'000;
 } // namespace
 
-void LogWriter::addRecord(RecordTag tag, const uint8_t* body, size_t size) {
+bool LogWriter::addRecord(RecordTag tag, const uint8_t* body, size_t size) {
     ByteWriter w(frame_ + sizeof(FrameHeader) + payload_size_, kFrameCapacity - payload_size_);
     format::appendRecord(w, tag, body, size);
+    if (!w.ok()) {
+        return false; // what it wrote lies past payload_size_: not part of the frame
+    }
     payload_size_ += w.size();
     ++payload_records_;
+    return true;
 }
 
 void LogWriter::stopOnWriteError() {
@@ -39,7 +44,8 @@ void LogWriter::stopOnWriteError() {
     file_.markLogFailed();
     ring_.seal(true);
     ring_.abandon();
-    logger().error("writing to {} failed; tracing stops here (the trace says so)", file_.path());
+    logger().error("writing to {} failed; tracing stops here (the trace says so)",
+                   printable(file_.path()));
 }
 
 bool LogWriter::flushFrame(uint64_t end_seq) {
@@ -59,15 +65,22 @@ bool LogWriter::flushFrame(uint64_t end_seq) {
     return true;
 }
 
-bool LogWriter::writeDirect(const uint8_t* records, size_t size, uint32_t count) {
+bool LogWriter::writeDirect(RecordTag tag, const uint8_t* body, size_t size) {
     std::lock_guard lock(mutex_);
-    if (size > kFrameCapacity || failed_) {
+    if (failed_) {
         return false;
     }
-    std::memcpy(frame_ + sizeof(FrameHeader), records, size);
-    payload_size_ = size;
-    payload_records_ = count;
-    return flushFrame(ring_.tail());
+    if (addRecord(tag, body, size)) {
+        return true;
+    }
+    // Full: the records so far go out as a frame of their own, and the record starts the
+    // next one (unless it is larger than any frame).
+    return payload_size_ > 0 && flushFrame(ring_.tail()) && addRecord(tag, body, size);
+}
+
+bool LogWriter::flushDirect() {
+    std::lock_guard lock(mutex_);
+    return !failed_ && (payload_size_ == 0 || flushFrame(ring_.tail()));
 }
 
 void LogWriter::flushThrough(uint64_t pos) {
@@ -212,7 +225,11 @@ void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_f
     uint8_t body[96];
     ByteWriter w(body, sizeof body);
     format::encodeTrailer(w, trailer);
-    addRecord(RecordTag::Trailer, body, w.size());
+    // The drain above left the frame empty, and a trailer is a few varints: it fits.
+    if ((!w.ok() || !addRecord(RecordTag::Trailer, body, w.size())) && !from_signal) {
+        logger().error("the trailer of {} did not fit its frame; the trace ends without one",
+                       printable(file_.path()));
+    }
     flushFrame(end);
     finished_ = true;
 }

@@ -23,9 +23,12 @@ class LogWriter {
   public:
     LogWriter(TraceFile& file, RingBuffer& ring) : file_(file), ring_(ring) {}
 
-    // Writes records straight into the log as one frame covering no ring slots: the
-    // header and device records, written before any slot exists.
-    bool writeDirect(const uint8_t* records, size_t size, uint32_t count);
+    // Adds a record straight to the log, in frames covering no ring slots: the header and
+    // device records, written before any slot exists. A frame is written when the next
+    // record would not fit it, and by flushDirect. False when the record cannot be written:
+    // larger than a frame, or the log failed.
+    bool writeDirect(format::RecordTag tag, const uint8_t* body, size_t size);
+    bool flushDirect();
 
     // Drains every committed slot.
     void drain();
@@ -54,7 +57,9 @@ class LogWriter {
     bool flushFrame(uint64_t end_seq);
     // Writes the pending records as a frame ending at `pos`, then frees the ring up to it.
     void flushThrough(uint64_t pos);
-    void addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
+    // Frames the record into the pending frame; false (and nothing added) when it does not
+    // fit there.
+    bool addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
     bool waitCommitted(uint64_t pos, uint64_t deadline_ns);
     void stopOnWriteError();
 

@@ -1,7 +1,5 @@
 #include "output_path.h"
 
-#include "logging.h"
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -53,7 +51,13 @@ std::string expandOutputTemplate(const std::string& tmpl, const OutputFacts& fac
     return out;
 }
 
-bool createParentDirectories(const std::string& path) {
+bool createParentDirectories(const std::string& path, std::string* why) {
+    auto fail = [&](std::string reason) {
+        if (why) {
+            *why = std::move(reason) + ": " + std::strerror(errno);
+        }
+        return false;
+    };
     size_t last_slash = path.rfind('/');
     if (last_slash == std::string::npos || last_slash == 0) {
         return true; // in the working directory, or in /
@@ -61,9 +65,7 @@ bool createParentDirectories(const std::string& path) {
     // Walk with directory descriptors, so a component is checked where it is entered.
     int dir = ::open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) {
-        logger().error("cannot open the directory of trace file {}: {}; tracing is off", path,
-                       std::strerror(errno));
-        return false;
+        return fail("cannot open the directory to start from");
     }
     size_t start = 0;
     while (start < last_slash) {
@@ -76,18 +78,18 @@ bool createParentDirectories(const std::string& path) {
         int next = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (next < 0 && errno == ENOENT) {
             if (::mkdirat(dir, name.c_str(), 0777) != 0 && errno != EEXIST) {
-                logger().error("cannot create directory {} for trace file {}: {}; tracing is off",
-                               path.substr(0, end), path, std::strerror(errno));
+                const int err = errno;
                 ::close(dir);
-                return false;
+                errno = err;
+                return fail("cannot create directory " + path.substr(0, end));
             }
             next = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (next < 0) {
-            logger().error("cannot enter directory {} for trace file {}: {}; tracing is off",
-                           path.substr(0, end), path, std::strerror(errno));
+            const int err = errno;
             ::close(dir);
-            return false;
+            errno = err;
+            return fail("cannot enter directory " + path.substr(0, end));
         }
         ::close(dir);
         dir = next;

@@ -21,7 +21,8 @@ std::string expandOutputTemplate(const std::string& tmpl, const OutputFacts& fac
 // Creates the directories leading to `path` that do not exist (mode 0777 less the umask,
 // as `mkdir -p`). Directories that already exist are taken as they are, symlinks
 // included, as before; one this call creates is entered only if it is still a directory
-// and not a symlink. Returns false, with a logged reason, when one cannot be made.
-bool createParentDirectories(const std::string& path);
+// and not a symlink. Returns false when one cannot be made, with the reason in `why` (when
+// given).
+bool createParentDirectories(const std::string& path, std::string* why = nullptr);
 
 } // namespace gmt::preload

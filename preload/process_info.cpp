@@ -4,6 +4,7 @@
 #include "rank_info.h"
 #include "real_functions.h"
 
+#include <algorithm>
 #include <climits>
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,22 +16,49 @@
 namespace gmt::preload {
 namespace {
 
-std::string readCommandLine() {
+struct CommandLine {
+    std::string text;   // argv joined by spaces, at most format::kMaxHeaderCommand bytes
+    uint64_t bytes = 0; // the whole line's length
+};
+
+// Where `text` may be cut at `limit` bytes without splitting a UTF-8 character.
+size_t characterBoundary(const std::string& text, size_t limit) {
+    size_t cut = std::min(limit, text.size());
+    while (cut > 0 && cut < text.size() && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) {
+        --cut;
+    }
+    return cut;
+}
+
+// The whole of /proc/self/cmdline is read (its length goes into the header), but only its
+// first bytes are kept.
+CommandLine readCommandLine() {
+    CommandLine out;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return {};
+        return out;
     }
-    std::string out;
     char buf[4096];
     ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0 && out.size() < 64 * 1024) {
-        out.append(buf, static_cast<size_t>(n));
+    uint64_t trailing_nuls = 0; // argv ends in NUL: not part of the line
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        const size_t got = static_cast<size_t>(n);
+        // One byte more than is kept, to see whether a character goes on past the cut.
+        const size_t room = format::kMaxHeaderCommand + 1 -
+                            std::min<size_t>(out.text.size(), format::kMaxHeaderCommand + 1);
+        out.text.append(buf, std::min(got, room));
+        out.bytes += got;
+        for (size_t i = 0; i < got; ++i) {
+            trailing_nuls = buf[i] == '\0' ? trailing_nuls + 1 : 0;
+        }
     }
     close(fd);
-    while (!out.empty() && out.back() == '\0') {
-        out.pop_back();
+    out.bytes -= std::min(out.bytes, trailing_nuls);
+    out.text.resize(std::min<uint64_t>(out.text.size(), out.bytes));
+    if (out.text.size() > format::kMaxHeaderCommand) {
+        out.text.resize(characterBoundary(out.text, format::kMaxHeaderCommand));
     }
-    for (char& c : out) {
+    for (char& c : out.text) {
         if (c == '\0') {
             c = ' ';
         }
@@ -47,7 +75,9 @@ format::HeaderInfo collectHeader(uint32_t stack_depth) {
     h.start_wall_ns = nowNs(CLOCK_REALTIME);
     h.start_mono_ns = nowNs(CLOCK_MONOTONIC);
     h.stack_depth = stack_depth;
-    h.command = readCommandLine();
+    CommandLine command = readCommandLine();
+    h.command = std::move(command.text);
+    h.command_bytes = command.bytes;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {

@@ -3,9 +3,11 @@
 #include "clock.h"
 #include "current_context.h"
 #include "event_clock.h"
+#include "failure_file.h"
 #include "log_writer.h"
 #include "logging.h"
 #include "output_path.h"
+#include "printable.h"
 #include "process_info.h"
 #include "rank_info.h"
 #include "ring_buffer.h"
@@ -14,11 +16,14 @@
 #include "trace_file.h"
 #include "writer_thread.h"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <vector>
 
 #include <gpumemtrace/format/byte_coding.h>
 #include <gpumemtrace/format/file_layout.h>
@@ -63,13 +68,26 @@ uint32_t ringSlotsFor(uint64_t bytes) {
     return static_cast<uint32_t>(std::bit_floor(slots));
 }
 
-// Pushes one encoded record (tag, length, body) into consecutive slots.
-void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t size) {
+// Said once per record type: an encoder that overran its buffer. The record is left out
+// rather than written cut, which would end the readable trace there.
+void reportOverflow(format::RecordTag tag, size_t size) {
+    static std::atomic<uint32_t> reported{0};
+    const uint32_t bit = 1u << (static_cast<uint32_t>(tag) % 32);
+    if (!(reported.fetch_or(bit) & bit)) {
+        logger().error("a record of type {} ({} bytes or more) does not fit its buffer; left "
+                       "out of the trace",
+                       static_cast<int>(tag), size);
+    }
+}
+
+// Pushes the record `body` holds (tag, length, body) into consecutive slots, unless its
+// encoder overran it.
+void pushRecord(Session* s, format::RecordTag tag, const format::ByteWriter& body) {
     uint8_t buf[16 * 1024];
     format::ByteWriter w(buf, sizeof buf);
-    format::appendRecord(w, tag, body, size);
-    if (!w.ok()) {
-        logger().warn("record of {} bytes too large for the trace; skipped", size);
+    format::appendRecord(w, tag, body.data(), body.size());
+    if (!body.ok() || !w.ok()) {
+        reportOverflow(tag, body.size());
         return;
     }
     auto length = static_cast<uint32_t>(w.size());
@@ -85,6 +103,32 @@ void pushRecord(Session* s, format::RecordTag tag, const uint8_t* body, size_t s
         s->ring.commit(pos + i);
     }
     t_open = {};
+}
+
+// Encodes a record body whose size follows its data (a command line, paths) into `body`,
+// grown until it fits; false when even kMaxRecordSize, the most a reader takes, is too
+// small.
+template <typename Encode> bool encodeSized(std::vector<uint8_t>& body, Encode&& encode) {
+    for (size_t capacity = 4096;;
+         capacity = std::min<size_t>(capacity * 2, format::kMaxRecordSize)) {
+        body.resize(capacity);
+        format::ByteWriter w(body.data(), body.size());
+        encode(w);
+        if (w.ok()) {
+            body.resize(w.size());
+            return true;
+        }
+        if (capacity == format::kMaxRecordSize) {
+            return false;
+        }
+    }
+}
+
+// One of the records written ahead of the ring (header, devices); false when it cannot be.
+template <typename Encode>
+bool writeDirect(LogWriter& writer, format::RecordTag tag, Encode&& encode) {
+    std::vector<uint8_t> body;
+    return encodeSized(body, encode) && writer.writeDirect(tag, body.data(), body.size());
 }
 
 // The ring wants draining: wake the writer, or drain here when there is none (it failed
@@ -162,41 +206,46 @@ Session* Recorder::createSession() {
     auto* s = new Session;
     s->pid = getpid();
     std::string path = expandOutputTemplate(config_.output_template, {s->pid, detectRank().rank});
-    if (!createParentDirectories(path) ||
-        !s->file.create(path, ringSlotsFor(config_.buffer_bytes))) {
+    // The program runs on untraced: it says why, on its stderr and to `record`.
+    auto untraced = [&](const std::string& why) -> Session* {
+        logger().error("cannot create trace file {}: {}; tracing is off", printable(path),
+                       printable(why));
+        appendFailure(config_.failure_file, s->pid, path, why);
         delete s;
         return nullptr;
+    };
+    std::string why;
+    if (!createParentDirectories(path, &why) ||
+        !s->file.create(path, ringSlotsFor(config_.buffer_bytes), why)) {
+        return untraced(why);
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
                    config_.on_full == OnFull::Drop, {&wakeWriter, &drainHere, s});
 
     // Header and devices go straight to the log: every later record refers to them.
-    static uint8_t records[32 * 1024];
-    static uint8_t body[8 * 1024];
-    format::ByteWriter out(records, sizeof records);
-    uint32_t count = 0;
     python_.start(config_.python);
-    {
-        format::HeaderInfo header = collectHeader(config_.stack_depth);
-        header.python_version = python_.version();
-        header.python_status = python_.status();
-        format::ByteWriter w(body, sizeof body);
-        format::encodeHeader(w, header);
-        format::appendRecord(out, format::RecordTag::Header, body, w.size());
-        ++count;
-    }
+    format::HeaderInfo header = collectHeader(config_.stack_depth);
+    header.python_version = python_.version();
+    header.python_status = python_.status();
+    bool written = writeDirect(s->writer, format::RecordTag::Header,
+                               [&](format::ByteWriter& w) { format::encodeHeader(w, header); });
     for (const format::DeviceInfo& d : collectDevices()) {
-        format::ByteWriter w(body, sizeof body);
-        format::encodeDevice(w, d);
-        format::appendRecord(out, format::RecordTag::Device, body, w.size());
-        ++count;
+        written =
+            written && writeDirect(s->writer, format::RecordTag::Device,
+                                   [&](format::ByteWriter& w) { format::encodeDevice(w, d); });
     }
-    s->writer.writeDirect(records, out.size(), count);
+    if (!written || !s->writer.flushDirect()) {
+        // A trace without its header is no trace: none rather than one no reader can use.
+        const std::string created = s->file.path();
+        s->file.close();
+        ::unlink(created.c_str());
+        return untraced("cannot write its header");
+    }
     if (!s->thread.start(s->writer, s->ring)) {
         logger().warn("cannot start the writer thread; draining inline");
     }
     installSignalHandlers();
-    logger().info("tracing to {}", s->file.path());
+    logger().info("tracing to {}", printable(s->file.path()));
     return s;
 }
 
@@ -205,9 +254,7 @@ void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
     uint8_t body[8 * 1024];
     format::ByteWriter w(body, sizeof body);
     format::encodeModule(w, m);
-    if (w.ok()) {
-        pushRecord(static_cast<Session*>(ctx), format::RecordTag::Module, body, w.size());
-    }
+    pushRecord(static_cast<Session*>(ctx), format::RecordTag::Module, w);
 }
 
 void Recorder::recordBlock(format::Event& e) {
@@ -229,8 +276,8 @@ void Recorder::reportCachingAllocator(const format::CachingAllocatorInfo& info) 
     uint8_t body[format::kMaxCachingAllocatorConfig + 2048];
     format::ByteWriter w(body, sizeof body);
     format::encodeCachingAllocator(w, info);
-    if (s && w.ok()) {
-        pushRecord(s, format::RecordTag::CachingAllocator, body, w.size());
+    if (s) {
+        pushRecord(s, format::RecordTag::CachingAllocator, w);
     }
 }
 
@@ -240,9 +287,7 @@ void Recorder::emitPythonCode(const format::PythonCodeInfo& code, void* ctx) {
                         format::kMaxPythonLineTable + 64];
     format::ByteWriter w(body, sizeof body);
     format::encodePythonCode(w, code);
-    if (w.ok()) {
-        pushRecord(static_cast<Session*>(ctx), format::RecordTag::PythonCode, body, w.size());
-    }
+    pushRecord(static_cast<Session*>(ctx), format::RecordTag::PythonCode, w);
 }
 
 // `words`: the native frames, then the Python frames python_stacks.h packs after them.
@@ -261,7 +306,7 @@ void Recorder::emitStack(uint32_t id, const uint64_t* words, uint32_t count, voi
     uint8_t body[format::kMaxStackDepth * 10 + format::kMaxPythonDepth * 15 + 32];
     format::ByteWriter w(body, sizeof body);
     format::encodeStack(w, id, words, depth, python, python_depth);
-    pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, body, w.size());
+    pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, w);
 }
 
 inline void Recorder::stamp(format::Event& e, Session* s) {
@@ -336,7 +381,7 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     phase.kind = kind;
     phase.tid = currentTid();
     format::encodePhase(w, phase);
-    pushRecord(s, format::RecordTag::Phase, body, w.size());
+    pushRecord(s, format::RecordTag::Phase, w);
 }
 
 const char* Recorder::tracePath() {

@@ -1,6 +1,7 @@
 #include "trace_file.h"
 
 #include "logging.h"
+#include "printable.h"
 
 #include <atomic>
 #include <cerrno>
@@ -40,24 +41,23 @@ TraceFile::~TraceFile() {
     close();
 }
 
-bool TraceFile::create(const std::string& path, uint32_t ring_slots) {
+bool TraceFile::create(const std::string& path, uint32_t ring_slots, std::string& why) {
     int fd = -1;
     std::string chosen;
     for (int n = 0; n < 1000 && fd < 0; ++n) {
         chosen = withSuffix(path, n);
         fd = ::open(chosen.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) {
-            logger().error("cannot create trace file {}: {}; tracing is off", chosen,
-                           std::strerror(errno));
+            why = chosen == path ? std::strerror(errno) : chosen + ": " + std::strerror(errno);
             return false;
         }
     }
     if (fd < 0) {
-        logger().error("cannot find a free name for trace file {}; tracing is off", path);
+        why = "no free name for it (.1 to .999 are taken too)";
         return false;
     }
     if (chosen != path) {
-        logger().warn("{} exists; writing the trace to {}", path, chosen);
+        logger().warn("{} exists; writing the trace to {}", printable(path), printable(chosen));
     }
     size_t map_size = format::kPrologueSize + size_t{ring_slots} * format::kSlotSize;
     // Allocate every block of the mapping now: a full file system must fail here, with a
@@ -65,15 +65,15 @@ bool TraceFile::create(const std::string& path, uint32_t ring_slots) {
     int err =
         withinSizeLimit(map_size) ? posix_fallocate(fd, 0, static_cast<off_t>(map_size)) : EFBIG;
     if (err != 0) {
-        logger().error("cannot reserve {} bytes for trace file {}: {}; tracing is off", map_size,
-                       chosen, std::strerror(err));
+        why = "cannot reserve " + std::to_string(map_size) + " bytes for " + chosen + ": " +
+              std::strerror(err);
         ::close(fd);
         ::unlink(chosen.c_str());
         return false;
     }
     void* map = mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
-        logger().error("cannot map trace file {}: {}", chosen, std::strerror(errno));
+        why = "cannot map " + chosen + ": " + std::strerror(errno);
         ::close(fd);
         ::unlink(chosen.c_str());
         return false;

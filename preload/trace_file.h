@@ -25,9 +25,9 @@ class TraceFile {
     ~TraceFile();
 
     // Creates the file for `path` (or `path` with ".N" inserted before its extension when
-    // that exists) with a ring of `ring_slots` slots. Returns false, with a logged reason,
-    // when no file could be created: the program then runs untraced.
-    bool create(const std::string& path, uint32_t ring_slots);
+    // that exists) with a ring of `ring_slots` slots. Returns false when no file could be
+    // created, with the reason in `why`: the program then runs untraced.
+    bool create(const std::string& path, uint32_t ring_slots, std::string& why);
 
     const std::string& path() const { return path_; }
     format::Prologue& prologue() { return *reinterpret_cast<format::Prologue*>(map_); }

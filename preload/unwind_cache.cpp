@@ -383,6 +383,60 @@ Block* createBlock() {
     return t_block;
 }
 
+// --- Rules shared between threads. ---
+//
+// A thread's first stack would otherwise derive the rule of every one of its frames again
+// through libunwind (a signal mask around its lock, and mincore, read and write probes of
+// every address it reads, per frame): a program of many short-lived threads paid that on
+// every thread (scripts/bench-threads.sh). A rule depends on the ip alone (as the top of
+// this file says, and as each thread's own table already assumes for its lifetime), so one
+// derived by any thread serves all. Insert-only: an entry, once published, never changes,
+// so a reader needs no lock: its rule is written before its key is stored (release), and
+// read after the key is loaded (acquire). A full table (or an unlucky cluster) publishes
+// no more; threads then derive for themselves, as before.
+constexpr uint32_t kSharedBits = 14;
+constexpr uint32_t kSharedCount = 1u << kSharedBits;
+constexpr uint64_t kSharedBusy = ~uint64_t{0}; // being written: a reader passes it by
+
+struct SharedRule {
+    std::atomic<uint64_t> key; // 0: empty; rip, and bit 63 for prev
+    Rule rule;
+};
+SharedRule g_shared[kSharedCount];
+
+uint64_t sharedKey(const State& s) {
+    return s.rip | (s.prev ? uint64_t{1} << 63 : 0);
+}
+
+// The rule of `s` from the shared table, else derived here (counted in b.rule_lookups)
+// and published.
+Rule sharedRule(Block& b, const State& s) {
+    const uint64_t key = sharedKey(s);
+    const uint32_t home =
+        static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ull) >> (64 - kSharedBits));
+    SharedRule* empty = nullptr;
+    for (uint32_t i = 0; i < kRuleProbes; ++i) {
+        SharedRule& e = g_shared[(home + i) & (kSharedCount - 1)];
+        const uint64_t k = e.key.load(std::memory_order_acquire);
+        if (k == key) {
+            return e.rule;
+        }
+        if (k == 0) {
+            empty = &e;
+            break;
+        }
+    }
+    ++b.rule_lookups;
+    const Rule r = deriveRule(s);
+    uint64_t expected = 0;
+    if (empty &&
+        empty->key.compare_exchange_strong(expected, kSharedBusy, std::memory_order_relaxed)) {
+        empty->rule = r;
+        empty->key.store(key, std::memory_order_release);
+    }
+    return r;
+}
+
 const Rule& ruleFor(Block& b, const State& s) {
     uint32_t home = static_cast<uint32_t>((s.rip * 0x9e3779b97f4a7c15ull) >> (64 - kRuleBits));
     uint8_t prev = s.prev ? kRulePrev : 0;
@@ -396,17 +450,15 @@ const Rule& ruleFor(Block& b, const State& s) {
                 break;
             }
             ++b.rules_used;
-            ++b.rule_lookups;
-            e = deriveRule(s);
+            e = sharedRule(b, s);
             return e;
         }
     }
     // Full, or an unlucky cluster: start over rather than probe further.
     std::memset(b.rules, 0, sizeof b.rules);
     b.rules_used = 1;
-    ++b.rule_lookups;
     Rule& e = b.rules[home];
-    e = deriveRule(s);
+    e = sharedRule(b, s);
     return e;
 }
 

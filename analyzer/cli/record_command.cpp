@@ -13,6 +13,7 @@
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "cli/trace_discovery.h"
+#include "cli/untraced_processes.h"
 #include "report/trace_report.h"
 #include "views/html_report.h"
 #include "views/python_status_text.h"
@@ -253,7 +254,15 @@ int runRecord(const RecordArgs& args) {
         ::setenv(settings::kStackDepth.name, std::to_string(*args.stack_depth).c_str(), 1);
     }
     if (args.buffer_size) {
-        ::setenv(settings::kBufferSize.name, std::to_string(*args.buffer_size).c_str(), 1);
+        // Every traced process allocates its ring in full: a typo must not cost gigabytes
+        // of disk per process. The recorder would clamp it too, once per process.
+        uint64_t bytes = *args.buffer_size;
+        if (bytes > settings::kMaxBufferBytes) {
+            bytes = settings::kMaxBufferBytes;
+            std::cerr << "gpumemtrace record: --buffer-size " << formatBytes(*args.buffer_size)
+                      << " is more than the ring may be; clamped to " << formatBytes(bytes) << '\n';
+        }
+        ::setenv(settings::kBufferSize.name, std::to_string(bytes).c_str(), 1);
     }
     if (!args.on_full.empty()) {
         ::setenv(settings::kOnFull.name, args.on_full.c_str(), 1);
@@ -263,6 +272,15 @@ int runRecord(const RecordArgs& args) {
     }
     if (args.no_python) {
         ::setenv(settings::kPython.name, "0", 1);
+    }
+    const UntracedProcesses untraced_file;
+    if (!untraced_file.path().empty()) {
+        ::setenv(settings::kFailureFile.name, untraced_file.path().c_str(), 1);
+    } else if (args.check) {
+        // Without it a run without traces could not be told from one that was not traced.
+        std::cerr << "gpumemtrace record --check: " << analyzer::printable(untraced_file.error())
+                  << " (where the recorder says why a trace could not be created)\n";
+        return kExitBadInput;
     }
 
     TraceDiscovery discovery(tmpl);
@@ -280,17 +298,35 @@ int runRecord(const RecordArgs& args) {
         return status.exit_code;
     }
     std::vector<std::string> traces = discovery.newTraces();
+    // A process that could not create its trace is missing from the run: said whatever
+    // else the run wrote, and never "nothing to check" (a gate must not pass unseen).
+    const std::vector<UntracedProcess> untraced = untraced_file.read();
+    auto sayUntraced = [&] {
+        for (const UntracedProcess& p : untraced) {
+            std::cerr << "gpumemtrace" << (args.check ? " record --check: " : ": ") << p.text()
+                      << '\n';
+        }
+    };
+    const int untraced_exit = untraced.empty() ? kExitOk : kExitBadInput;
     if (traces.empty()) {
-        std::cerr << "gpumemtrace: no trace was written: " << args.command.front()
-                  << " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)"
-                  << (args.check ? "; nothing to check\n" : "\n");
-        return status.exit_code;
+        sayUntraced();
+        if (untraced.empty()) {
+            std::cerr << "gpumemtrace: no trace was written: " << args.command.front()
+                      << (untraced_file.path().empty()
+                              ? " did not call CUDA, or its trace could not be created (its "
+                                "stderr says)"
+                              : " did not call CUDA (or GPUMEMTRACE_ENABLE=0 is set)")
+                      << (args.check ? "; nothing to check\n" : "\n");
+        }
+        return status.exit_code != 0 || !args.check ? status.exit_code : untraced_exit;
     }
     // A report that was asked for and not written fails the run (the command's own
     // failure and the gate's verdict still win), so that CI does not upload a missing page.
     auto html = [&] { return args.html && !writeHtmlReport(traces) ? kExitBadInput : kExitOk; };
     if (args.check) {
-        const int verdict = gate(traces, args.check_options, status.exit_code);
+        int verdict = gate(traces, args.check_options, status.exit_code);
+        sayUntraced(); // after the verdict of the traces there are: the run's last word
+        verdict = status.exit_code == 0 && untraced_exit != kExitOk ? untraced_exit : verdict;
         const int html_exit = html();
         return verdict != kExitOk ? verdict : html_exit;
     }
@@ -299,6 +335,7 @@ int runRecord(const RecordArgs& args) {
             summarize(trace);
         }
     }
+    sayUntraced();
     const int html_exit = html();
     return status.exit_code != 0 ? status.exit_code : html_exit;
 }
@@ -324,7 +361,8 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "64)")
         ->check(CLI::Range(0, 256));
     cmd->add_option("--buffer-size", args->buffer_size,
-                    "Event buffer, bytes or K/M/G (GPUMEMTRACE_BUFFER_SIZE; default 1M)")
+                    "Event buffer, bytes or K/M/G, at most 256M (GPUMEMTRACE_BUFFER_SIZE; "
+                    "default 1M)")
         ->transform(sizeTransform());
     cmd->add_option("--on-full", args->on_full,
                     "When the buffer is full: block (lose nothing) or drop (count losses) "

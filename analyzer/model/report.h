@@ -75,6 +75,8 @@ GMT_DESCRIBE(MissingEventsReport, GMT_MEMBER(dropped_events), GMT_MEMBER(missing
 struct ProcessReport {
     uint64_t pid = 0;
     std::string command;
+    // The recorder kept only the start of a longer command line (format::kMaxHeaderCommand).
+    bool command_truncated = false;
     std::string trace_file;
     bool complete = true;
     uint64_t events = 0;
@@ -113,19 +115,20 @@ struct ProcessReport {
     // Set when events are missing: its leak and error figures are then partly uncertain.
     std::optional<MissingEventsReport> missing_events;
 };
-GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command), GMT_MEMBER(trace_file),
-             GMT_MEMBER(complete), GMT_MEMBER(events), GMT_MEMBER(dropped_events),
-             GMT_MEMBER(duration_ns), GMT_MEMBER(ppid, kOptional),
-             GMT_MEMBER(executable, kOptional), GMT_MEMBER(host, kOptional),
-             GMT_MEMBER(start_mono_ns, kOptional), GMT_MEMBER(start_wall_ns, kOptional),
-             GMT_MEMBER(driver_version, kOptional), GMT_MEMBER(allocations, kOptional),
-             GMT_MEMBER(frees, kOptional), GMT_MEMBER(failed_allocations, kOptional),
-             GMT_MEMBER(errors, kOptional), GMT_MEMBER(leaked_bytes, kOptional),
-             GMT_MEMBER(recovered_records, kOptional), GMT_MEMBER(rank, kOptional),
-             GMT_MEMBER(exit_signal, kOmitted), GMT_MEMBER(incomplete_reason, kOmitted),
-             GMT_MEMBER(valid_log_end_offset, kOmitted), GMT_MEMBER(log_failed, kOmitted),
-             GMT_MEMBER(in_flight_calls, kOmitted), GMT_MEMBER(phases, kOptional),
-             GMT_MEMBER(end_mono_ns, kOptional), GMT_MEMBER(peak_bytes, kOptional),
+GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
+             GMT_MEMBER(command_truncated, kOmitted), GMT_MEMBER(trace_file), GMT_MEMBER(complete),
+             GMT_MEMBER(events), GMT_MEMBER(dropped_events), GMT_MEMBER(duration_ns),
+             GMT_MEMBER(ppid, kOptional), GMT_MEMBER(executable, kOptional),
+             GMT_MEMBER(host, kOptional), GMT_MEMBER(start_mono_ns, kOptional),
+             GMT_MEMBER(start_wall_ns, kOptional), GMT_MEMBER(driver_version, kOptional),
+             GMT_MEMBER(allocations, kOptional), GMT_MEMBER(frees, kOptional),
+             GMT_MEMBER(failed_allocations, kOptional), GMT_MEMBER(errors, kOptional),
+             GMT_MEMBER(leaked_bytes, kOptional), GMT_MEMBER(recovered_records, kOptional),
+             GMT_MEMBER(rank, kOptional), GMT_MEMBER(exit_signal, kOmitted),
+             GMT_MEMBER(incomplete_reason, kOmitted), GMT_MEMBER(valid_log_end_offset, kOmitted),
+             GMT_MEMBER(log_failed, kOmitted), GMT_MEMBER(in_flight_calls, kOmitted),
+             GMT_MEMBER(phases, kOptional), GMT_MEMBER(end_mono_ns, kOptional),
+             GMT_MEMBER(peak_bytes, kOptional),
              GMT_MEMBER(device_peaks, kOptional, FieldCodec::DevicePeak),
              GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted))
 

@@ -14,6 +14,8 @@ Json headerJson(const format::HeaderInfo& h) {
                 {"stack_depth", h.stack_depth},
                 {"granularity", h.granularity},
                 {"command", h.command},
+                {"command_bytes", h.command_bytes},
+                {"command_truncated", h.commandTruncated()},
                 {"executable", h.executable},
                 {"host", h.host},
                 {"tracer_version", h.tracer_version},

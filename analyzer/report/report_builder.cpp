@@ -33,6 +33,7 @@ ProcessReport processReport(const ProcessData& p) {
     const uint64_t end = p.endTime();
     r.pid = pidOf(p);
     r.command = p.header ? p.header->command : std::string();
+    r.command_truncated = p.header && p.header->commandTruncated();
     r.trace_file = p.trace_file;
     r.complete = p.status.complete;
     r.events = p.status.events;

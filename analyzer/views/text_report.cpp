@@ -77,8 +77,14 @@ class TextReport {
 
     void processes() {
         for (const ProcessReport& p : r_.processes) {
-            out_.line({{"process " + std::to_string(p.pid), Tone::Strong},
-                       {"  " + p.command, Tone::Plain}});
+            std::vector<Segment> title{{"process " + std::to_string(p.pid), Tone::Strong},
+                                       {"  " + p.command, Tone::Plain}};
+            if (p.command_truncated) {
+                // The note must survive a narrow terminal: the command gives way first.
+                title.back().shrink = true;
+                title.push_back({" … (command line truncated)", Tone::Warn});
+            }
+            out_.line(std::move(title));
             std::vector<Segment> trace{
                 {"  trace ", Tone::Plain},
                 {p.trace_file, Tone::Plain},

@@ -216,16 +216,34 @@ TEST_CASE("Python frames and code objects survive the trace format", "[python][f
     CHECK(hb.rank == 3);
     CHECK(hb.python_version == 0x030c03f0);
     CHECK(hb.python_status == format::PythonStatus::Captured);
+    // The command block after it (command_bytes 0 here: one byte), then nothing.
+    const size_t command_block = 1;
+    const format::HeaderInfo before_command = decoded(w5.size() - command_block);
+    CHECK(before_command.python_version == 0x030c03f0);
+    CHECK(before_command.command_bytes == 0);
+    CHECK_FALSE(before_command.commandTruncated());
     // Without the Python block (a 4-byte varint and a 1-byte one): a trace written before it,
     // with the rank block.
-    const format::HeaderInfo old_header = decoded(w5.size() - 5);
+    const format::HeaderInfo old_header = decoded(w5.size() - command_block - 5);
     CHECK(old_header.rank == 3);
     CHECK(old_header.python_version == 0);
     CHECK(old_header.python_status == format::PythonStatus::NotDetected);
     // Without either block (the rank block: three 1-byte svarints, an empty string).
-    const format::HeaderInfo oldest = decoded(w5.size() - 5 - 4);
+    const format::HeaderInfo oldest = decoded(w5.size() - command_block - 5 - 4);
     CHECK(oldest.rank == -1);
     CHECK(oldest.python_status == format::PythonStatus::NotDetected);
+
+    // A command line cut by the recorder: its whole length in the command block.
+    h.command = "prog --arg";
+    h.command_bytes = 70000;
+    format::ByteWriter w7(buf, sizeof buf);
+    format::encodeHeader(w7, h);
+    format::ByteReader r7({buf, w7.size()});
+    format::HeaderInfo cut;
+    REQUIRE(format::decodeHeader(r7, cut));
+    CHECK(cut.command == "prog --arg");
+    CHECK(cut.command_bytes == 70000);
+    CHECK(cut.commandTruncated());
 
     format::TrailerInfo t;
     t.python_status = format::PythonStatus::Failed;

@@ -469,6 +469,85 @@ def test_record_output_template():
     expect(files_under("mpi") == ["mpi/rank5.gmtrace"], str(files_under("mpi")), r)
 
 
+def test_record_long_command():
+    need_cudasim()
+    # 500 arguments of 40 letters: a 20 KiB command line, over what a header keeps.
+    long_args = ["x" * 40] * 500
+    for f in files_under("longcmd"):
+        os.remove(os.path.join(ARGS.workdir, f))
+    r = gmt("record", "--check", "-o", "longcmd/%p.gmtrace", "--", ARGS.probe, "clean",
+            *long_args)
+    expect(r.returncode == 0 and "gpumemtrace check: passed" in r.stderr,
+           "a clean program with a long command line passes the gate", r)
+    expect("FAIL" not in r.stderr and "pid 0" not in r.stderr, "a whole header", r)
+    traces = files_under("longcmd")
+    expect(len(traces) == 1, str(traces), r)
+    process = report_json(traces[0])["processes"][0]
+    expect(process["pid"] > 0 and process["complete"], "pid and complete: %s" % process)
+    expect(process.get("command_truncated") is True and
+           process["command"].startswith(ARGS.probe + " clean xxxx"),
+           "the command's start, said to be cut: %s" % process.get("command_truncated"))
+    r = gmt("report", traces[0])
+    expect(r.returncode == 0 and "(command line truncated)" in r.stdout, "report says so", r)
+    # A short one is whole, and says nothing.
+    trace = record("shortcmd", "clean")[0][0]
+    expect("command_truncated" not in report_json(trace)["processes"][0], "whole command")
+
+
+def test_record_no_trace():
+    need_cudasim()
+    # A trace that cannot be created is not "did not call CUDA", and fails the gate. A file
+    # size limit below the ring stops any user's trace; /proc refuses a directory even to root
+    # (whom `record`'s own early check of the directory lets through).
+    limited = ["sh", "-c", 'ulimit -f 64; exec "$0" clean', ARGS.probe]
+    cases = [("nt.%p.gmtrace", limited, "cannot reserve")]
+    if os.geteuid() == 0:
+        cases.append(("/proc/gmt-x/%p.gmtrace", [ARGS.probe, "clean"], "cannot create directory"))
+    for template, command, reason in cases:
+        r = gmt("record", "-o", template, "--", *command)
+        expect(r.returncode == 0, "the command's status", r)
+        expect("the recorder could not create its trace at " in r.stderr and reason in r.stderr,
+               "says why", r)
+        expect("did not call CUDA" not in r.stderr, "not taken for a run without CUDA", r)
+        r = gmt("record", "--check", "-o", template, "--", *command)
+        expect(r.returncode == 2, "the gate fails", r)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("gpumemtrace")]
+        expect(len(ours) == 1 and ours[0].startswith("gpumemtrace record --check: the recorder "
+                                                     "could not create its trace at ") and
+               reason in ours[0], "one line saying why", r)
+        expect("nothing to check" not in r.stderr and "passed" not in r.stderr, "no pass", r)
+    # One process traced, one not: the traced one is checked, the run still fails.
+    r = gmt("record", "--check", "-o", "nt.%p.gmtrace", "--", "sh", "-c",
+            '"$0" clean; ulimit -f 64; "$0" clean', ARGS.probe)
+    expect(r.returncode == 2 and "gpumemtrace check: passed" in r.stderr, "the gate fails", r)
+    expect(r.stderr.rstrip().splitlines()[-1].startswith(
+        "gpumemtrace record --check: the recorder could not create its trace at "),
+        "the untraced process is the last word", r)
+    # The command's own failure still wins.
+    r = gmt("record", "--check", "-o", "nt.%p.gmtrace", "--", "sh", "-c",
+            'ulimit -f 64; "$0" clean; exit 3', ARGS.probe)
+    expect(r.returncode == 3 and "could not create its trace" in r.stderr, "CMD's status", r)
+    # No CUDA at all: still nothing to check.
+    r = gmt("record", "--check", "-o", "nt.%p.gmtrace", "--", ARGS.probe, "none")
+    expect(r.returncode == 0 and "nothing to check" in r.stderr, "no CUDA: nothing to check", r)
+
+
+def test_record_buffer_size_clamped():
+    need_cudasim()
+    for f in files_under("bs"):
+        os.remove(os.path.join(ARGS.workdir, f))
+    r = gmt("record", "--buffer-size", "99999999G", "-o", "bs/%p.gmtrace", "--", ARGS.probe,
+            "clean")
+    expect(r.returncode == 0, "record", r)
+    clamped = [l for l in r.stderr.splitlines() if "clamped to" in l]
+    expect(len(clamped) == 1 and clamped[0].startswith("gpumemtrace record: --buffer-size ") and
+           "clamped to 256.0 MiB" in clamped[0], "said once, by record", r)
+    traces = files_under("bs")
+    expect(len(traces) == 1, str(traces), r)
+    size = os.path.getsize(os.path.join(ARGS.workdir, traces[0]))
+    expect(size < (257 << 20), "a 256 MiB ring, not 2 GiB: %d bytes" % size)
+
+
 def test_nccl_single():
     need_cudasim()
     r = gmt("record", "-o", "nccl.%p.gmtrace", "--", ARGS.nccl_like, "single")

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 using namespace gmt::test;
 
@@ -35,9 +36,13 @@ size_t occurrences(const std::string& text, const std::string& what) {
 
 TEST_CASE("a bad setting is one warning in a process that uses CUDA", "[recorder][config]") {
     const std::pair<const char*, const char*> cases[] = {
-        {"GPUMEMTRACE_LOG_LEVEL", "loud"},    {"GPUMEMTRACE_ENABLE", "maybe"},
-        {"GPUMEMTRACE_STACK_DEPTH", "deep"},  {"GPUMEMTRACE_BUFFER_SIZE", "huge"},
+        {"GPUMEMTRACE_LOG_LEVEL", "loud"},
+        {"GPUMEMTRACE_ENABLE", "maybe"},
+        {"GPUMEMTRACE_STACK_DEPTH", "deep"},
+        {"GPUMEMTRACE_BUFFER_SIZE", "huge"},
         {"GPUMEMTRACE_ON_FULL", "sometimes"},
+        {"GPUMEMTRACE_PYTHON", "garbage"},
+        {"GPUMEMTRACE_CACHING_ALLOCATOR", "yes please"},
     };
     for (auto [name, value] : cases) {
         TempDir dir;
@@ -90,4 +95,29 @@ TEST_CASE("GPUMEMTRACE_ENABLE takes 0/1 and the usual words for them", "[recorde
         CHECK(r.err.empty());
         CHECK(listFiles(dir.path(), ".gmtrace").size() == 1);
     }
+}
+
+TEST_CASE("a buffer size set too large is clamped, with one warning", "[recorder][config]") {
+    TempDir dir;
+    ProcessResult r = runWith(dir, {kPrograms + "/lifecycle", "exit"},
+                              {{"GPUMEMTRACE_BUFFER_SIZE", "99999999G"}});
+    INFO(r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(occurrences(r.err, "clamped to 256M") == 1);
+    const std::vector<std::string> traces = listFiles(dir.path(), ".gmtrace");
+    REQUIRE(traces.size() == 1);
+    // The ring (and so the file) is 256 MiB, not the 2 GiB the largest ring would be.
+    CHECK(std::filesystem::file_size(traces[0]) < (257u << 20));
+}
+
+TEST_CASE("a setting's value is echoed without its control characters", "[recorder][config]") {
+    TempDir dir;
+    ProcessResult r = runWith(dir, {kPrograms + "/lifecycle", "exit"},
+                              {{"GPUMEMTRACE_PYTHON", "\x1b]0;pwned\x07\x1b[31mred"}});
+    INFO(r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("GPUMEMTRACE_PYTHON=\\x1b]0;pwned\\x07\\x1b[31mred is not valid") !=
+          std::string::npos);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(r.err.find('\x07') == std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -314,6 +315,74 @@ TEST_CASE("trace files are private and never overwrite", "[recorder][file]") {
     REQUIRE(stat(chosen.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
     CHECK(dumpTrace(kCli, chosen).find("alloc", 37001).size() == 1);
+}
+
+TEST_CASE("a long command line: a whole header, its start kept, the cut said",
+          "[recorder][header]") {
+    // `lifecycle exit` and `count` arguments of 40 letters (each 41 bytes with its space).
+    auto run = [](size_t count) {
+        std::vector<std::string> argv = {kPrograms + "/lifecycle", "exit"};
+        argv.insert(argv.end(), count, std::string(40, 'x'));
+        size_t bytes = argv[0].size() + 1 + argv[1].size() + count * 41;
+        Run r = traced(argv);
+        CHECK(r.result.exit_code == 3); // the program's own status
+        CHECK(r.result.err.empty());
+        return std::make_pair(only(r), bytes);
+    };
+    SECTION("over 8 KiB, under the bound: whole") {
+        auto [t, bytes] = run(300);
+        CHECK(t.header["pid"].get<uint64_t>() > 0);
+        CHECK(t.header["command"].get<std::string>().size() == bytes);
+        CHECK(t.header["command_bytes"] == bytes);
+        CHECK(t.header["command_truncated"] == false);
+        CHECK(t.find("alloc", 37001).size() == 1);
+    }
+    SECTION("over the bound: its first 16 KiB, and the whole length") {
+        auto [t, bytes] = run(500);
+        CHECK(t.header["pid"].get<uint64_t>() > 0);
+        const std::string command = t.header["command"];
+        CHECK(command.size() == 16 * 1024);
+        CHECK(command.find(kPrograms + "/lifecycle exit xxx") == 0);
+        CHECK(t.header["command_bytes"] == bytes);
+        CHECK(t.header["command_truncated"] == true);
+        CHECK(t.find("alloc", 37001).size() == 1);
+    }
+}
+
+TEST_CASE("a trace that cannot be created: the program runs on, and the failure file says why",
+          "[recorder][file]") {
+    TempDir dir;
+    const std::string failures = dir.file("failures");
+    Environment env = {{"LD_PRELOAD", kPreload},
+                       {"LD_LIBRARY_PATH", kCudaSim},
+                       {"GPUMEMTRACE_OUTPUT", "/proc/gmt-none/%p.gmtrace"},
+                       {"GPUMEMTRACE_FAILURE_FILE", failures}};
+    ProcessResult r = runProcess({kPrograms + "/lifecycle", "exit"}, env);
+    INFO(r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("cannot create trace file /proc/gmt-none/") != std::string::npos);
+    std::ifstream in(failures);
+    std::string line, more;
+    REQUIRE(std::getline(in, line));
+    CHECK_FALSE(std::getline(in, more)); // one line: one process
+    // PID <TAB> PATH <TAB> REASON
+    const size_t tab = line.find('\t');
+    REQUIRE(tab != std::string::npos);
+    CHECK(std::stoul(line.substr(0, tab)) > 0);
+    CHECK(line.find("\t/proc/gmt-none/" + line.substr(0, tab) +
+                    ".gmtrace\tcannot create "
+                    "directory /proc/gmt-none: ") == tab);
+
+    // A trace that is created says nothing there.
+    env[2].second = dir.file("t.%p.gmtrace");
+    CHECK(runProcess({kPrograms + "/lifecycle", "exit"}, env).exit_code == 3);
+    CHECK(listFiles(dir.path(), ".gmtrace").size() == 1);
+    std::ifstream again(failures);
+    int lines = 0;
+    for (std::string l; std::getline(again, l);) {
+        ++lines;
+    }
+    CHECK(lines == 1);
 }
 
 TEST_CASE("GPUMEMTRACE_ENABLE=0 passes everything through", "[recorder]") {

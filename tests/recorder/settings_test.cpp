@@ -1,6 +1,7 @@
 // The recorder's settings table (gpumemtrace/settings.h) against what reads it and what
 // documents it: every default reads as a value of its setting, and docs/configuration.md's
-// recorder table lists exactly the table's settings, each with its default.
+// recorder table lists exactly the table's settings, each with its default (an empty one
+// as "none").
 #include "config.h"
 
 #include <gpumemtrace/settings.h>
@@ -53,7 +54,9 @@ TEST_CASE("docs/configuration.md documents every recorder setting with its defau
         INFO(s->name);
         auto row = documented.find(s->name);
         REQUIRE(row != documented.end());
-        CHECK(row->second.find(std::string("`") + s->default_value + "`") != std::string::npos);
+        const std::string shown =
+            *s->default_value ? std::string("`") + s->default_value + "`" : "none";
+        CHECK(row->second.find(shown) != std::string::npos);
     }
     for (const auto& [name, cell] : documented) {
         INFO(name << " is documented but not in gpumemtrace/settings.h");
@@ -75,6 +78,7 @@ TEST_CASE("every default of the settings table reads as a value", "[recorder][se
     CHECK(c.buffer_bytes == (1u << 20));
     CHECK(c.on_full == gmt::preload::OnFull::Block);
     CHECK(c.log_level == "warn");
+    CHECK(c.failure_file.empty());
 }
 
 TEST_CASE("a value that does not read is a problem naming it, and the default stays",
@@ -88,4 +92,72 @@ TEST_CASE("a value that does not read is a problem naming it, and the default st
     REQUIRE(c.problems.size() == 1);
     CHECK(c.problems[0].find("GPUMEMTRACE_STACK_DEPTH=deep") == 0);
     CHECK(c.stack_depth == 64);
+}
+
+namespace {
+
+// readConfig with the one setting `name` = `value` (every other one unset).
+gmt::preload::Config configWith(const char* name, const char* value) {
+    for (const gmt::settings::Setting* s : kRecorderSettings) {
+        ::unsetenv(s->name);
+    }
+    ::setenv(name, value, 1);
+    gmt::preload::Config c = gmt::preload::readConfig();
+    ::unsetenv(name);
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("switches take 0/1 and the usual words for them, nothing else", "[recorder][settings]") {
+    using gmt::settings::kCachingAllocator;
+    using gmt::settings::kPython;
+    for (const char* off : {"0", "false", "no", "off"}) {
+        INFO(off);
+        CHECK_FALSE(configWith(kPython.name, off).python);
+        CHECK_FALSE(configWith(kCachingAllocator.name, off).caching_allocator);
+    }
+    for (const char* on : {"1", "true", "yes", "on"}) {
+        INFO(on);
+        CHECK(configWith(kPython.name, on).python);
+        CHECK(configWith(kCachingAllocator.name, on).caching_allocator);
+    }
+    // Garbage is not "on": a problem naming the variable and the default used.
+    for (const char* name : {kPython.name, kCachingAllocator.name}) {
+        const gmt::preload::Config c = configWith(name, "garbage");
+        INFO(name);
+        REQUIRE(c.problems.size() == 1);
+        CHECK(c.problems[0].find(std::string(name) + "=garbage is not valid") == 0);
+        CHECK(c.problems[0].find("using 1") != std::string::npos);
+        CHECK(c.python);
+        CHECK(c.caching_allocator);
+    }
+}
+
+TEST_CASE("a value echoed in a problem cannot reach the terminal as a control sequence",
+          "[recorder][settings]") {
+    const gmt::preload::Config c =
+        configWith(gmt::settings::kStackDepth.name, "\x1b]0;title\x07\x1b[2J\xc2\x9b"
+                                                    "31m\n");
+    REQUIRE(c.problems.size() == 1);
+    const std::string& problem = c.problems[0];
+    CHECK(problem.find("GPUMEMTRACE_STACK_DEPTH=\\x1b]0;title\\x07\\x1b[2J\\xc2\\x9b31m\\x0a is") ==
+          0);
+    for (char ch : problem) {
+        const auto b = static_cast<unsigned char>(ch);
+        CHECK((b >= 0x20 && b < 0x7f));
+    }
+}
+
+TEST_CASE("a buffer size over the most a ring may be is clamped, once, saying so",
+          "[recorder][settings]") {
+    const gmt::preload::Config c = configWith(gmt::settings::kBufferSize.name, "99999999G");
+    CHECK(c.buffer_bytes == gmt::settings::kMaxBufferBytes);
+    REQUIRE(c.problems.size() == 1);
+    CHECK(c.problems[0] ==
+          "GPUMEMTRACE_BUFFER_SIZE=99999999G is more than the ring may be; clamped to 256M");
+    // At the bound: taken as it is.
+    const gmt::preload::Config at = configWith(gmt::settings::kBufferSize.name, "256M");
+    CHECK(at.buffer_bytes == (256u << 20));
+    CHECK(at.problems.empty());
 }

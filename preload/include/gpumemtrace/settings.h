@@ -14,7 +14,6 @@ namespace gmt::settings {
 enum class Type {
     Text,   // taken as it is
     Switch, // 0, false, no, off, or 1, true, yes, on
-    Flag,   // 0 turns it off; anything else leaves it on
     Count,  // a decimal number in the range the meaning gives
     Size,   // bytes, or K/M/G (gpumemtrace/byte_size.h)
     Choice, // one of the words the meaning lists
@@ -37,13 +36,25 @@ struct Setting {
       "trace path template: %p pid, %r rank, %h host, %t start time, %q{VAR}, %% a percent sign")  \
     X(kStackDepth, "GPUMEMTRACE_STACK_DEPTH", Count, "64",                                         \
       "native frames captured per event, 0 to 256 (0: no stacks)")                                 \
-    X(kPython, "GPUMEMTRACE_PYTHON", Flag, "1", "0 leaves CPython's frames out of the stacks")     \
-    X(kCachingAllocator, "GPUMEMTRACE_CACHING_ALLOCATOR", Flag, "1",                               \
-      "0 leaves out the block events of PyTorch's caching allocator")                              \
+    X(kPython, "GPUMEMTRACE_PYTHON", Switch, "1",                                                  \
+      "0 (false, no, off) leaves CPython's frames out of the stacks; 1 (true, yes, on) keeps "     \
+      "them")                                                                                      \
+    X(kCachingAllocator, "GPUMEMTRACE_CACHING_ALLOCATOR", Switch, "1",                             \
+      "0 (false, no, off) leaves out the block events of PyTorch's caching allocator; 1 (true, "   \
+      "yes, on) records them")                                                                     \
     X(kBufferSize, "GPUMEMTRACE_BUFFER_SIZE", Size, "1M",                                          \
-      "size of the event ring in the trace file: bytes, K, M or G")                                \
+      "size of the event ring in the trace file: bytes, K, M or G, at most 256M (more is "         \
+      "clamped to it)")                                                                            \
     X(kOnFull, "GPUMEMTRACE_ON_FULL", Choice, "block",                                             \
-      "a thread that finds the ring full: block (drain it or wait) or drop (count the loss)")
+      "a thread that finds the ring full: block (drain it or wait) or drop (count the loss)")      \
+    X(kFailureFile, "GPUMEMTRACE_FAILURE_FILE", Text, "",                                          \
+      "a file to which a process that cannot create its trace appends one line saying why "        \
+      "(gpumemtrace record reads it)")
+
+// The largest event ring GPUMEMTRACE_BUFFER_SIZE (and `record --buffer-size`) may ask for: the
+// ring is allocated in the trace file of every traced process, in full, when it is created.
+// (kBufferSize's meaning and docs/configuration.md say 256M.)
+inline constexpr unsigned long long kMaxBufferBytes = 256ull << 20;
 
 #define GMT_SETTING_CONSTANT(id, name, type, default_value, meaning)                               \
     inline constexpr Setting id{name, Type::type, default_value, meaning};

@@ -48,6 +48,18 @@ inline void decodeHeaderPython(ByteReader& r, HeaderInfo& h) {
     h.python_status = static_cast<PythonStatus>(r.varint());
 }
 
+inline void encodeHeaderCommand(ByteWriter& w, const HeaderInfo& h) {
+    w.varint(h.command_bytes);
+}
+
+// After the Python block, and only when the writer appended it.
+inline void decodeHeaderCommand(ByteReader& r, HeaderInfo& h) {
+    if (!r.ok() || r.atEnd()) {
+        return;
+    }
+    h.command_bytes = r.varint();
+}
+
 inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.varint(h.pid);
     w.varint(h.ppid);
@@ -62,6 +74,7 @@ inline void encodeHeader(ByteWriter& w, const HeaderInfo& h) {
     w.string(h.tracer_version);
     encodeHeaderRank(w, h);
     encodeHeaderPython(w, h);
+    encodeHeaderCommand(w, h);
 }
 
 inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
@@ -78,6 +91,7 @@ inline bool decodeHeader(ByteReader& r, HeaderInfo& h) {
     h.tracer_version = r.string();
     decodeHeaderRank(r, h);
     decodeHeaderPython(r, h);
+    decodeHeaderCommand(r, h);
     return r.ok();
 }
 

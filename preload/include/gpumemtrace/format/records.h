@@ -87,7 +87,18 @@ struct HeaderInfo {
     uint32_t python_version = 0; // PY_VERSION_HEX of the CPython seen, e.g. 0x030b02f0; 0: none
     PythonStatus python_status = PythonStatus::NotDetected; // at the start of the trace
     // --- end of the Python block ----------------------------------------------------
+
+    // --- Command block: appended after the Python block; absent in older traces -------
+    // The whole command line's length in bytes. `command` keeps at most kMaxHeaderCommand
+    // of them (a header must fit one log frame, and a command line may be megabytes);
+    // longer than `command`: cut there. 0: not known (an older trace), read as whole.
+    uint64_t command_bytes = 0;
+    // --- end of the command block ---------------------------------------------------
+
+    bool commandTruncated() const { return command_bytes > command.size(); }
 };
+// The most of a command line a Header keeps (HeaderInfo::command_bytes has its length).
+inline constexpr uint32_t kMaxHeaderCommand = 16 * 1024;
 
 struct DeviceInfo {
     int32_t ordinal = 0;
