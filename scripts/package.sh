@@ -8,31 +8,13 @@
 # --no-install: never apt-get the tools; exit 77 when one is missing (the test suite's way,
 # tests/package).
 set -euo pipefail
-usage() {
-    echo "usage: $0 OUT_DIR [--build-dir DIR] [--no-install]" >&2
-    exit 2
-}
-[[ $# -ge 1 && $1 != -* ]] || usage
-out=$(realpath -m "$1") # before the cd below
-shift
-build=build-package # relative to the checkout
-install=1
-while [[ $# -gt 0 ]]; do
-    case $1 in
-    --build-dir)
-        [[ $# -ge 2 ]] || usage
-        build=$2
-        shift
-        ;;
-    --no-install) install=0 ;;
-    *) usage ;;
-    esac
-    shift
-done
+source "$(dirname "$0")/lib/args.sh"
+gmt_parse_args "$0 OUT_DIR [--build-dir DIR] [--no-install]" build-package no-install -- "$@"
+out=$GMT_DEST
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
-build=$(realpath -m "$build")
-if ((install)); then
+build=$(realpath -m "$GMT_BUILD")
+if ((!GMT_FLAG_no_install)); then
     gmt_install_deps "${GMT_PACKAGE_TOOLS[@]}"
 else
     for p in "${GMT_PACKAGE_TOOLS[@]}"; do

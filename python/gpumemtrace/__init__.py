@@ -2,7 +2,7 @@
 
 The wheel bundles the recorder (libgpumemtrace.so) and the CLI; the `gpumemtrace` command,
 ``python -m gpumemtrace`` and the pytest plugin (``pytest --gpumemtrace``) run them.
-``load`` reads a report into Python objects (docs/python.md).
+``load`` reads a report into Python objects (docs/packaging.md).
 """
 
 from importlib import metadata
