@@ -6,27 +6,11 @@
 # /usr/local/cuda, or where CUDAToolkit_ROOT says.
 #   scripts/install.sh /opt/gpumemtrace --with-cudasim
 set -euo pipefail
-usage() {
-    echo "usage: $0 PREFIX [--with-cudasim] [--build-dir DIR]" >&2
-    exit 2
-}
-[[ $# -ge 1 && $1 != -* ]] || usage
-prefix=$(realpath -m "$1") # before the cd below
-shift
-with_cudasim=0
-build=build-install # relative to the checkout
-while [[ $# -gt 0 ]]; do
-    case $1 in
-    --with-cudasim) with_cudasim=1 ;;
-    --build-dir)
-        [[ $# -ge 2 ]] || usage
-        build=$2
-        shift
-        ;;
-    *) usage ;;
-    esac
-    shift
-done
+source "$(dirname "$0")/lib/args.sh"
+gmt_parse_args "$0 PREFIX [--with-cudasim] [--build-dir DIR]" build-install with-cudasim -- "$@"
+prefix=$GMT_DEST
+with_cudasim=$GMT_FLAG_with_cudasim
+build=$GMT_BUILD # relative to the checkout
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 gmt_install_deps

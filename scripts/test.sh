@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
-gmt_install_deps "${GMT_TEST_PACKAGES[@]}"
+gmt_install_deps "${GMT_TEST_PACKAGES[@]}" "${GMT_PACKAGE_TOOLS[@]}"
 gmt_install_npm analyzer/views/html tests/browser tests/export tests/cli/sarif
 # The HTML report and its browser tests are part of the suite: missing npm packages fail
 # the configure step rather than leave those tests out.

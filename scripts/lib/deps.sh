@@ -12,6 +12,11 @@ GMT_PACKAGES=(
 # which the pytest plugin's test runs (users bring their own); jsonschema, which the CI
 # formats' tests validate `check --format json` and `--sarif` output with.
 GMT_TEST_PACKAGES=(chromium python3-pytest python3-jsonschema)
+# Only for the release (scripts/package.sh, and the package tests): the wheel is built with
+# Debian's python3-build, -setuptools and -wheel (never PyPI), its vendored libraries get
+# $ORIGIN run paths with patchelf, and CPack's .deb its Depends from dpkg-shlibdeps
+# (dpkg-dev); python3-venv installs the wheel in the tests.
+GMT_PACKAGE_TOOLS=(python3-build python3-setuptools python3-wheel patchelf dpkg-dev python3-venv)
 
 # gmt_install_deps [EXTRA_PACKAGE...]
 gmt_install_deps() {

@@ -2,6 +2,10 @@
 
     gpumemtrace record -- python -m pytest --gpumemtrace tests/
 
+Installed with the wheel (gpumemtrace.pytest_plugin, registered through the ``pytest11``
+entry point) or put on PYTHONPATH by ``gpumemtrace record`` from a CMake install or build
+tree (as gpumemtrace_pytest); it imports nothing from its package, so either name works.
+
 With ``--gpumemtrace`` every test's call is a phase of the trace (pushed before the test
 function runs, popped after it returns), and right after it the plugin has the trace so far
 analysed for that phase (``gpumemtrace check --phase TEST --format json``):
@@ -30,8 +34,10 @@ and checks nothing (``--gpumemtrace-require`` makes that an error instead).
 import ctypes
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -99,15 +105,20 @@ def _preload_library():
     return None
 
 
+# Where the wheel bundles the CLI (its own prefix: bin/gpumemtrace, lib/libgpumemtrace.so).
+_BUNDLED_CLI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_prefix", "bin",
+                            "gpumemtrace")
+
+
 def _find_cli(configured):
     """--gpumemtrace-cli, $GPUMEMTRACE_CLI, bin/gpumemtrace next to the preloaded
-    library's lib/, or gpumemtrace on PATH."""
+    library's lib/, the one the wheel bundles, or gpumemtrace on PATH."""
     candidates = [configured, os.environ.get("GPUMEMTRACE_CLI")]
     library = _preload_library()
     if library:
         candidates.append(os.path.join(os.path.dirname(library), os.pardir, "bin",
                                        "gpumemtrace"))
-    candidates.append(shutil.which("gpumemtrace"))
+    candidates += [_BUNDLED_CLI, shutil.which("gpumemtrace")]
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
@@ -224,6 +235,15 @@ def pytest_addoption(parser):
                          "libgpumemtrace.so, then PATH)")
 
 
+def _command_under_recorder(config):
+    """This very pytest run, under `gpumemtrace record`: what to type instead."""
+    cli = "gpumemtrace" if shutil.which("gpumemtrace") else _find_cli(
+        config.getoption("gpumemtrace_cli"))
+    args = [str(a) for a in config.invocation_params.args]
+    return shlex.join([cli or "gpumemtrace", "record", "--", sys.executable, "-m", "pytest",
+                       *args])
+
+
 _PROBLEM = []  # why this run has no verdicts, for the report header
 
 
@@ -248,7 +268,7 @@ def pytest_configure(config):
         problem = ("pytest is not running under the gpumemtrace recorder "
                    "(libgpumemtrace.so is not preloaded, or GPUMEMTRACE_ENABLE=0): no GPU "
                    "memory verdicts, and the gpu_limit_memory / gpu_no_leaks markers are not "
-                   "checked. Run: gpumemtrace record -- python -m pytest --gpumemtrace ...")
+                   "checked. Run: " + _command_under_recorder(config))
     cli = _find_cli(config.getoption("gpumemtrace_cli")) if recorder.available else None
     if recorder.available and cli is None:
         problem = ("the gpumemtrace executable was not found (--gpumemtrace-cli, "

@@ -1,0 +1,5 @@
+"""`python -m gpumemtrace ...`: the gpumemtrace CLI."""
+
+from gpumemtrace._cli import main
+
+main()
