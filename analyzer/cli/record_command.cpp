@@ -241,9 +241,9 @@ int runRecord(const RecordArgs& args) {
     // NVTX ranges become phases (preload/hooks/nvtx_injection.cpp), unless another NVTX
     // tool was chosen already: that one keeps the ranges.
     ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
-    // The pytest plugin (pytest_plugin/) lies next to the library: importable in the run,
-    // so `pytest --gpumemtrace` needs nothing installed into Python. Appended: it must not
-    // shadow the program's own modules.
+    // The pytest plugin (python/gpumemtrace/pytest_plugin.py) lies next to the library: importable
+    // in the run, so `pytest --gpumemtrace` needs nothing installed into Python. Appended: it must
+    // not shadow the program's own modules.
     const std::string plugin_dir = library.substr(0, library.rfind('/') + 1) + "gpumemtrace/python";
     if (struct stat st{}; ::stat(plugin_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
         const char* path = std::getenv("PYTHONPATH");
