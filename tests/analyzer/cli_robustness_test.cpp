@@ -373,7 +373,7 @@ TEST_CASE("a module a trace names that is refused is a warning once per module, 
         auto r = runCommand(cli(command + ranks));
         INFO(command << "\nstdout: " << r.out << "\nstderr: " << r.err);
         CHECK(r.status == (std::string(command) == "report " ? 0 : 1));
-        for (const std::string& warning :
+        for (const std::string_view warning :
              {"warning: module /proc/self/mem: not a regular file (a file of /proc or /sys)",
               "warning: module /dev/zero: not a regular file (a character device)"}) {
             CHECK(r.err.find(warning) != std::string::npos);
