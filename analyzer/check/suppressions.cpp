@@ -61,6 +61,18 @@ Suppression* Suppressions::matchLeak(const analyzer::LeakSite& leak) {
     return nullptr;
 }
 
+std::vector<analyzer::SuppressionReport> usedLeakSuppressions(const Suppressions& suppressions) {
+    std::vector<analyzer::SuppressionReport> used;
+    for (const Suppression& s : suppressions.entries()) {
+        if (s.type == Suppression::Type::Leak && s.uses > 0) {
+            used.push_back({s.text(), s.origin, s.why, s.uses, s.allocations, s.bytes});
+        }
+    }
+    std::stable_sort(used.begin(), used.end(),
+                     [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    return used;
+}
+
 Suppression* Suppressions::matchError(const analyzer::ErrorReport& error) {
     for (Suppression& s : entries_) {
         if (s.type == Suppression::Type::Error &&

@@ -68,6 +68,10 @@ class Suppressions {
     std::vector<Suppression> entries_;
 };
 
+// The leak rules that matched, most bytes first, as the report lists them
+// (Report::suppressions).
+std::vector<analyzer::SuppressionReport> usedLeakSuppressions(const Suppressions& suppressions);
+
 // The patterns' syntax and matching (analyzer/symbols/stack_pattern.h).
 using analyzer::stackMatches;
 using analyzer::withoutParameters;

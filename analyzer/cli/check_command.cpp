@@ -159,13 +159,7 @@ JUnitSuite junitSuite(const ProcessVerdict& v, const std::string& name) {
 
 int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
                  std::ostream& stream, const analyzer::TextStyle& style) {
-    Suppressions suppressions;
-    if (!args.suppressions.empty()) {
-        suppressions = Suppressions::load(args.suppressions);
-    }
-    if (!args.frameworks.no_builtin_suppressions) {
-        suppressions.add(builtinSuppressions());
-    }
+    Suppressions suppressions = suppressionsOf(args.frameworks);
     // Every trace is analysed before anything is printed: a bad file must fail the gate
     // with one clear line, not after half a verdict. Only the sites shown are kept with
     // their stacks; leak suppressions see every site as the report is made.
@@ -175,14 +169,8 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.top = args.top;
     ao.phase = args.phase;
     ao.iteration = args.iteration;
-    std::mutex suppressions_mutex; // traces are analysed in parallel; matches are counted
     ao.caching_allocators = cachingAllocatorTable(args.frameworks);
-    if (!suppressions.empty()) {
-        ao.leak_filter = [&suppressions, &suppressions_mutex](const analyzer::LeakSite& site) {
-            std::lock_guard lock(suppressions_mutex);
-            return suppressions.matchLeak(site) != nullptr;
-        };
-    }
+    ao.leak_filter = leakFilterOf(suppressions);
     reports = loadEach(expandTraceInputs(traces), ao, args.jobs);
     GateLimits limits;
     limits.max_leaked_bytes = args.max_leaked_bytes;
@@ -305,10 +293,6 @@ std::vector<CLI::Option*> addCheckOptions(CLI::App* cmd, CheckOptions& options) 
         cmd->add_flag("--allow-incomplete", o->allow_incomplete,
                       "Do not fail on a trace that ends early (killed process, damaged file) or "
                       "misses events (drops, a gap): check what it has"),
-        cmd->add_option("--suppressions", o->suppressions,
-                        "File of leak:PATTERN / error:PATTERN lines to ignore")
-            ->type_name("FILE")
-            ->check(nonEmptyPath()),
         cmd->add_option("--junit", o->junit, "Also write the verdict as JUnit XML to FILE")
             ->type_name("FILE")
             ->check(nonEmptyPath()),

@@ -25,7 +25,6 @@ struct CheckOptions {
     std::optional<std::string> iteration;      // the phase name that begins iterations
     bool fail_on_errors = true;
     bool allow_incomplete = false;
-    std::string suppressions;
     std::string junit;
     unsigned jobs = 0;           // traces analysed at once; 0: one per core
     std::string format = "text"; // text, json or github (what goes to the output stream)
@@ -36,7 +35,7 @@ struct CheckOptions {
     bool full_stacks = false;
     bool python_only = false;
     bool no_symbols = false;
-    FrameworkOptions frameworks; // caching allocators, built-in suppressions
+    FrameworkOptions frameworks; // caching allocators, suppressions
 };
 
 // Adds the gate's options (--max-leaked-bytes ... --no-symbols) to `cmd`, storing into

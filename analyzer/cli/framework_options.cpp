@@ -4,6 +4,8 @@
 #include "cli/path_option.h"
 #include "cli/report_input.h"
 
+#include <mutex>
+
 #include <vector>
 
 namespace gmt::cli {
@@ -31,6 +33,10 @@ std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& o
                                       "Print the table of caching allocators in effect and exit"));
     }
     if (suppressions) {
+        added.push_back(cmd->add_option("--suppressions", o->suppressions,
+                                        "File of leak:PATTERN / error:PATTERN lines to ignore")
+                            ->type_name("FILE")
+                            ->check(nonEmptyPath()));
         added.push_back(cmd->add_flag("--no-builtin-suppressions", o->no_builtin_suppressions,
                                       "Do not suppress the one-time allocations of cuBLAS, "
                                       "cuDNN, cuFFT, NCCL and the CUDA runtime"));
@@ -69,6 +75,28 @@ cachingAllocatorTable(const FrameworkOptions& options) {
         return CachingAllocatorTable::builtin();
     }
     return printedCachingAllocatorTable(options);
+}
+
+Suppressions suppressionsOf(const FrameworkOptions& options) {
+    Suppressions suppressions;
+    if (!options.suppressions.empty()) {
+        suppressions = Suppressions::load(options.suppressions);
+    }
+    if (!options.no_builtin_suppressions) {
+        suppressions.add(builtinSuppressions());
+    }
+    return suppressions;
+}
+
+analyzer::LeakFilter leakFilterOf(Suppressions& suppressions) {
+    if (suppressions.empty()) {
+        return nullptr;
+    }
+    auto mutex = std::make_shared<std::mutex>(); // matches are counted
+    return [&suppressions, mutex](const analyzer::LeakSite& site) {
+        std::lock_guard lock(*mutex);
+        return suppressions.matchLeak(site) != nullptr;
+    };
 }
 
 bool printFrameworkTables(const FrameworkOptions& options, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/caching/caching_allocators.h"
+#include "check/suppressions.h"
 #include "model/report.h"
 #include "report/report_builder.h"
 
@@ -23,14 +24,16 @@ struct FrameworkOptions {
     bool no_builtin_caching_allocators = false;
     bool count_cached = false;             // held memory counts as leaked
     bool print_caching_allocators = false; // print the table in effect, run nothing
-    // `check` only (builtin_suppressions.h).
+    // `report` and `check` (builtin_suppressions.h).
+    std::string suppressions; // a file of leak:/error: rules, tried before the built-in ones
     bool no_builtin_suppressions = false;
     bool print_builtin_suppressions = false;
 };
 
 // Adds --caching-allocators, --no-builtin-caching-allocators, --count-cached and
-// --print-caching-allocators to `cmd`; with `suppressions` (check) also
-// --no-builtin-suppressions and --print-builtin-suppressions. Without `print` (record
+// --print-caching-allocators to `cmd`; with `suppressions` (report, check) also
+// --suppressions, --no-builtin-suppressions and --print-builtin-suppressions. Without `print`
+// (record
 // --check, which runs a command) the --print-* options are left out. Returns what it added.
 std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& options,
                                               bool suppressions, bool print = true);
@@ -43,6 +46,15 @@ cachingAllocatorTable(const FrameworkOptions& options);
 // The table the options describe, for --print-caching-allocators (never null).
 std::shared_ptr<const analyzer::CachingAllocatorTable>
 printedCachingAllocatorTable(const FrameworkOptions& options);
+
+// The suppressions the options name: the file's rules, then the built-in ones unless
+// --no-builtin-suppressions. Throws SuppressionError naming a bad file's line.
+Suppressions suppressionsOf(const FrameworkOptions& options);
+
+// A leak filter that counts each site's match in `suppressions` (which must outlive it);
+// safe to call from several threads (`check` judges traces in parallel). Null when there
+// is no rule.
+analyzer::LeakFilter leakFilterOf(Suppressions& suppressions);
 
 // Prints what a --print-* option asked for to `out`; false when none was given.
 bool printFrameworkTables(const FrameworkOptions& options, std::ostream& out);

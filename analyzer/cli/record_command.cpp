@@ -70,7 +70,9 @@ std::string relativeToCwd(const std::string& path) {
     return path.compare(0, prefix.size(), prefix) == 0 ? path.substr(prefix.size()) : path;
 }
 
-void summarize(const std::string& path) {
+// `frameworks`: the suppressions `report` and `check` would apply (the built-in ones match
+// module paths, which need no symbols), so that the summary's leaked figure is theirs.
+void summarize(const std::string& path, const FrameworkOptions& frameworks) {
     std::string shown = relativeToCwd(path);
     // Colour as the terminal allows, but whole lines: the path is there to be copied.
     analyzer::TextStyle style = terminalStyle(STDERR_FILENO);
@@ -80,6 +82,8 @@ void summarize(const std::string& path) {
         AnalyzeOptions ao;
         ao.symbols = false; // a summary needs no stacks; symbolizing a big program is slow
         ao.top = 0;
+        Suppressions suppressions = suppressionsOf(frameworks);
+        ao.leak_filter = leakFilterOf(suppressions);
         const analyzer::Report r = analyzeTrace(path, ao);
         const analyzer::Summary& s = r.summary;
         const uint64_t pid = r.processes.empty() ? 0 : r.processes.front().pid;
@@ -88,6 +92,9 @@ void summarize(const std::string& path) {
                            " events, leaked " + formatBytes(s.leaked_bytes) + " in " +
                            std::to_string(s.leaked_allocations) + " allocations, peak " +
                            formatBytes(s.peak_bytes);
+        if (r.leak_scope.suppressed_bytes) {
+            line += " (" + formatBytes(r.leak_scope.suppressed_bytes) + " suppressed)";
+        }
         if (s.failed_allocations) {
             line += ", " + std::to_string(s.failed_allocations) + " failed allocations";
         }
@@ -208,9 +215,9 @@ int runRecord(const RecordArgs& args) {
         return kExitBadInput;
     }
 
-    if (args.check && !args.check_options.suppressions.empty()) {
+    if (args.check && !args.check_options.frameworks.suppressions.empty()) {
         try { // a bad suppressions file must not cost a whole run
-            Suppressions::load(args.check_options.suppressions);
+            Suppressions::load(args.check_options.frameworks.suppressions);
         } catch (const std::exception& e) {
             std::cerr << "gpumemtrace record: " << e.what() << '\n';
             return kExitBadInput;
@@ -332,7 +339,7 @@ int runRecord(const RecordArgs& args) {
     }
     if (!args.quiet) {
         for (const std::string& trace : traces) {
-            summarize(trace);
+            summarize(trace, args.check_options.frameworks);
         }
     }
     sayUntraced();

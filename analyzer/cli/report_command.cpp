@@ -69,7 +69,11 @@ int runReport(const ReportArgs& args) {
     options.phase = args.phase;
     options.iteration = args.iteration;
     options.caching_allocators = cachingAllocatorTable(args.frameworks);
-    const Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
+    // The same rules as `check`: the leaks it would not fail on are not leaks here either.
+    Suppressions suppressions = suppressionsOf(args.frameworks);
+    options.leak_filter = leakFilterOf(suppressions);
+    Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
+    report.suppressions = usedLeakSuppressions(suppressions);
 
     std::string out;
     if (format == "json") {
@@ -136,7 +140,7 @@ void addReportCommand(CLI::App& app, int& exit_code) {
                     "Timeline points per device in JSON (each keeps its bucket's maximum)")
         ->check(countRange(1, analyzer::kMaxTimelinePoints))
         ->default_str("2000");
-    addFrameworkOptions(cmd, args->frameworks, false);
+    addFrameworkOptions(cmd, args->frameworks, true);
     cmd->footer(
         "Text is coloured on a terminal (not with NO_COLOR set) and fitted to its width.\n\n"
         "Example:\n"
@@ -156,6 +160,9 @@ void addReportCommand(CLI::App& app, int& exit_code) {
             exit_code = runReport(*args);
         } catch (const analyzer::TraceError& e) {
             std::cerr << "gpumemtrace: " << analyzer::printable(e.what()) << '\n';
+            exit_code = kExitBadInput;
+        } catch (const SuppressionError& e) {
+            std::cerr << "gpumemtrace report: " << analyzer::printable(e.what()) << '\n';
             exit_code = kExitBadInput;
         } catch (const InputError& e) {
             std::cerr << "gpumemtrace report: " << analyzer::printable(e.what()) << '\n';

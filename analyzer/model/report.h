@@ -235,6 +235,19 @@ struct HeldSite {
 };
 GMT_DESCRIBE(HeldSite, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(kind),
              GMT_MEMBER(api), GMT_MEMBER(stack), GMT_MEMBER(stack_id))
+// A suppression rule that took leaks out of the leaked figures (docs/analysis.md,
+// "Suppressed leaks"): `report` and `check` apply the built-in rules unless told not to.
+struct SuppressionReport {
+    std::string rule;   // as written: "leak:libcublas.so*"
+    std::string origin; // "FILE:LINE", or "built-in"
+    std::string why;    // a built-in rule's reason; empty for a file's
+    uint64_t sites = 0;
+    uint64_t allocations = 0;
+    uint64_t bytes = 0;
+};
+GMT_DESCRIBE(SuppressionReport, GMT_MEMBER(rule), GMT_MEMBER(origin), GMT_MEMBER(why),
+             GMT_MEMBER(sites), GMT_MEMBER(allocations), GMT_MEMBER(bytes))
+
 struct HeldReport {
     uint64_t pid = 0;
     std::string allocator; // the table entry's name
@@ -709,6 +722,8 @@ struct Report {
     std::vector<MomentReport> moments;
     std::optional<AllocatedReport> allocated;
     std::vector<HeldReport> held_at_exit; // largest first
+    // The rules that suppressed leaks, most bytes first (leak_scope.suppressed_* sums them).
+    std::vector<SuppressionReport> suppressions;
     // The tensor level, when a trace has a caching allocator's record or block events.
     std::optional<CachingReport> caching_allocator;
 };
@@ -721,7 +736,8 @@ GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMB
              GMT_MEMBER(growth_scope, kOptional), GMT_MEMBER(stacks, kOptional),
              GMT_MEMBER(stacks_left_out, kOptional), GMT_MEMBER(kind_timeline, kOptional),
              GMT_MEMBER(moments, kOptional), GMT_MEMBER(allocated, kOptional),
-             GMT_MEMBER(held_at_exit, kOptional), GMT_MEMBER(caching_allocator, kOptional))
+             GMT_MEMBER(held_at_exit, kOptional), GMT_MEMBER(suppressions, kOptional),
+             GMT_MEMBER(caching_allocator, kOptional))
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,

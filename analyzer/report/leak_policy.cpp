@@ -206,9 +206,10 @@ void orderHeld(Report& r) {
 
 // The leak sites in scope, in order: each suppressed or counted, the first `top` not
 // suppressed listed. `site(i, with_stack)` makes the i-th; its stack is needed only where it
-// may be listed or rules must match it, and is kept only where it is listed.
-template <typename MakeSite>
-void listLeaks(Report& r, size_t n, const LeakPolicy& policy, MakeSite&& site) {
+// may be listed or rules must match it, and is kept only where it is listed. A suppressed
+// site leaves the leaked figures: `unleak(i, site)` takes back what it added to them.
+template <typename MakeSite, typename Unleak>
+void listLeaks(Report& r, size_t n, const LeakPolicy& policy, MakeSite&& site, Unleak&& unleak) {
     Figures figures(r);
     r.leaks.clear();
     for (size_t i = 0; i < n; ++i) {
@@ -216,6 +217,7 @@ void listLeaks(Report& r, size_t n, const LeakPolicy& policy, MakeSite&& site) {
         LeakSite s = site(i, listed || policy.suppress);
         if (policy.suppress && policy.suppress(s)) {
             figures.suppressed(s);
+            unleak(i, s);
             continue;
         }
         figures.scope(s, +1);
@@ -281,6 +283,10 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
     using SiteKey = std::tuple<size_t, uint64_t, Kind, format::Api, bool>;
     std::set<SiteKey> leaked_groups;
     std::map<SiteKey, LeakGroupFigures> in_scope; // their figures summed over phases
+    // What each site in scope added to the leaked figures, group by group (phases apart),
+    // for a suppression to take back; and the sites with groups outside the scope too.
+    std::map<SiteKey, std::vector<Contribution>> in_scope_added;
+    std::set<SiteKey> partly_in_scope;
     // Per process and allocator (by name), its sites by (stack, kind, API).
     std::map<std::pair<size_t, std::string>,
              std::map<std::tuple<uint64_t, Kind, format::Api>, HeldSite>>
@@ -320,8 +326,10 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         SiteKey key(g.process, g.stack_id, g.kind, g.api, g.released_by_teardown);
         leaked_groups.insert(key);
         if (!g.in_scope) {
+            partly_in_scope.insert(key);
             continue;
         }
+        in_scope_added[key].push_back(std::move(c));
         auto [it, inserted] = in_scope.try_emplace(key, g);
         if (!inserted) {
             addSaturating(it->second.bytes, g.bytes);
@@ -333,8 +341,10 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
     figures.groups(leaked_groups.size(), +1);
 
     std::vector<const LeakGroupFigures*> sites;
+    std::map<const LeakGroupFigures*, SiteKey> key_of;
     for (const auto& [key, site] : in_scope) {
         sites.push_back(&site);
+        key_of.emplace(&site, key);
     }
     auto leakSite = [&r](const LeakGroupFigures& g) {
         LeakSite s;
@@ -355,13 +365,24 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         }
         return leakBefore(r, leakSite(*a), leakSite(*b));
     });
-    listLeaks(r, sites.size(), policy, [&](size_t i, bool with_stack) {
-        LeakSite s = leakSite(*sites[i]);
-        if (with_stack) {
-            s.stack = stack_of(sites[i]->process, s.stack_id);
-        }
-        return s;
-    });
+    listLeaks(
+        r, sites.size(), policy,
+        [&](size_t i, bool with_stack) {
+            LeakSite s = leakSite(*sites[i]);
+            if (with_stack) {
+                s.stack = stack_of(sites[i]->process, s.stack_id);
+            }
+            return s;
+        },
+        [&](size_t i, const LeakSite&) {
+            const SiteKey& key = key_of.at(sites[i]);
+            for (const Contribution& c : in_scope_added[key]) {
+                figures.leaked(c, -1);
+            }
+            if (!partly_in_scope.count(key)) {
+                figures.groups(1, -1);
+            }
+        });
 
     for (auto& [owner, by_site] : held) {
         HeldReport h{r.processes[owner.first].pid, owner.second, 0, 0, 0, {}};
@@ -459,7 +480,12 @@ void judgeSavedLeaks(Report& r, const LeakPolicy& policy) {
     orderHeld(r);
     std::stable_sort(leaked.begin(), leaked.end(),
                      [&r](const LeakSite& a, const LeakSite& b) { return leakBefore(r, a, b); });
-    listLeaks(r, leaked.size(), policy, [&](size_t i, bool) { return std::move(leaked[i]); });
+    listLeaks(
+        r, leaked.size(), policy, [&](size_t i, bool) { return std::move(leaked[i]); },
+        [&](size_t, const LeakSite& s) {
+            figures.leaked(savedContribution(r, s), -1);
+            figures.groups(1, -1);
+        });
 }
 
 } // namespace gmt::analyzer

@@ -135,6 +135,23 @@ class TextReport {
         }
     }
 
+    // What suppression rules took out of the leaked figures, rule by rule: known one-time
+    // allocations (the built-in rules) or what the user's file names.
+    void suppressed() {
+        const LeakScope& scope = r_.leak_scope;
+        if (scope.suppressed_sites == 0) {
+            return;
+        }
+        out_.line("  suppressed (not leaks): " + humanBytes(scope.suppressed_bytes) + " in " +
+                  plural(scope.suppressed_allocations, "allocation"));
+        for (const SuppressionReport& s : r_.suppressions) {
+            out_.line("    " + humanBytes(s.bytes) + " in " + plural(s.allocations, "allocation") +
+                      " by " + s.rule +
+                      (s.origin == "built-in" ? " (built-in: --print-builtin-suppressions says why)"
+                                              : " (" + s.origin + ")"));
+        }
+    }
+
     void summary() {
         const Summary& s = r_.summary;
         heading("Summary");
@@ -155,6 +172,7 @@ class TextReport {
                 {"; " + plural(s.uncertain_errors, "error") + " uncertain", Tone::Warn});
         }
         out_.line(std::move(leaked));
+        suppressed();
         if (s.held_at_exit_bytes > 0) {
             out_.line("  held by caching allocators at exit (not leaks): " +
                       humanBytes(s.held_at_exit_bytes) + " in " +

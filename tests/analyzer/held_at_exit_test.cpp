@@ -241,11 +241,25 @@ TEST_CASE("the leak policy: held by an allocator, leaked, or suppressed") {
     // Held: the CuPy pool's 16 MiB, in no leaked figure.
     CHECK(r.summary.held_at_exit_bytes == 16 * MiB);
     REQUIRE(r.held_at_exit.size() == 1);
-    // Suppressed: the arena's 4 MiB leaves the scope and its list, not the summary.
+    // Suppressed: the arena's 4 MiB leaves the scope, its list and every leaked figure.
     CHECK(r.leak_scope.suppressed_bytes == 4 * MiB);
     CHECK(r.leak_scope.suppressed_allocations == 1);
     CHECK(r.leak_scope.suppressed_sites == 1);
-    CHECK(r.summary.leaked_bytes == 5 * MiB);
+    CHECK(r.summary.leaked_bytes == 1 * MiB);
+    CHECK(r.summary.leaked_allocations == 1);
+    CHECK(r.summary.leak_groups == 1);
+    REQUIRE(r.processes.size() == 1);
+    CHECK(r.processes[0].leaked_bytes == 1 * MiB);
+    uint64_t device_leaked = 0;
+    for (const analyzer::DeviceReport& d : r.devices) {
+        device_leaked += d.leaked_bytes;
+    }
+    uint64_t kind_leaked = 0;
+    for (const analyzer::KindReport& k : r.kinds) {
+        kind_leaked += k.leaked_bytes;
+    }
+    CHECK(device_leaked == 1 * MiB);
+    CHECK(kind_leaked == 1 * MiB);
     // Leaked: the program's own 1 MiB.
     CHECK(r.leak_scope.bytes == 1 * MiB);
     CHECK(r.leak_scope.sites == 1);

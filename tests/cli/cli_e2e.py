@@ -190,6 +190,22 @@ def test_check_suppressions():
     expect(r.returncode == 0, "suppressed leak passes", r)
     expect("used   leak:leak_buffers" in r.stdout, "reports the suppression used", r)
     expect("unused leak:never_called_*" in r.stdout, "lists unused suppressions", r)
+    # report tells the same story: what check would not fail on is not a leak there either.
+    r = gmt("report", *traces, "--suppressions", supp)
+    expect(r.returncode == 0 and "leaked 0 B in 0 allocations" in r.stdout,
+           "report: a suppressed leak is not leaked", r)
+    expect("suppressed (not leaks): " in r.stdout and "by leak:leak_buffers" in r.stdout,
+           "report: says what was suppressed and by which rule", r)
+    rep = json.loads(gmt("report", *traces, "--suppressions", supp, "--format", "json").stdout)
+    expect(rep["summary"]["leaked_bytes"] == 0 and rep["leak_scope"]["suppressed_bytes"] > 0,
+           "report JSON: suppressed bytes leave the leaked figures", rep["summary"])
+    expect([s["rule"] for s in rep["suppressions"]] == ["leak:leak_buffers"],
+           "report JSON: the rule that matched", rep["suppressions"])
+    expect(rep["suppressions"][0]["bytes"] == rep["leak_scope"]["suppressed_bytes"],
+           "report JSON: the rule's bytes are the suppressed bytes", rep)
+    r = gmt("report", *traces)
+    expect("leaked 0 B" not in r.stdout and "suppressed" not in r.stdout,
+           "report without the file: the leak is a leak", r)
     with open(supp, "w") as f:
         f.write("leak:something_else\n")
     r = gmt("check", *traces, "--suppressions", supp)

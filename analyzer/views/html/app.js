@@ -21,6 +21,7 @@
       : [
           ["allocations", fmt.count(s.allocations) + ", frees " + fmt.count(s.frees)],
           ["leaked", fmt.bytes(s.leaked_bytes) + " in " + fmt.count(s.leaked_allocations) + " allocations"],
+          ...suppressedFacts(r),
           ["peak", fmt.bytes(s.peak_bytes) + " of device memory at " + fmt.at(s.peak_time_ns, ctx.origin)],
           ["failed allocations", fmt.count(s.failed_allocations)],
           ["errors", fmt.count(s.errors)],
@@ -38,6 +39,17 @@
         (q.rank !== null && q.rank !== undefined ? ", rank " + q.rank : ""))
     );
     host.replaceChildren(dl, el("ul", { class: "gmt-list" }, ...procs), el("ul", { class: "gmt-list" }, ...devices), leftOut(r, GMT.data.current));
+  }
+
+  // What suppression rules took out of the leaked figures (the same rules as `check`), each
+  // with why: known one-time allocations are not leaks.
+  function suppressedFacts(r) {
+    const scope = r.leak_scope;
+    if (!scope || !scope.suppressed_sites) return [];
+    const rules = (r.suppressions || []).map((s) =>
+      fmt.bytes(s.bytes) + " by " + s.rule + " (" + (s.why ? "built-in: " + s.why : s.origin) + ")");
+    return [["suppressed (not leaks)", fmt.bytes(scope.suppressed_bytes) + " in " + fmt.count(scope.suppressed_allocations) +
+      " allocations" + (rules.length ? ": " + rules.join("; ") : "")]];
   }
 
   // What the page does not hold, said once, in numbers.
