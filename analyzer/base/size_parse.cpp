@@ -9,7 +9,9 @@ CLI::Validator sizeTransform() {
         [](std::string& value) -> std::string {
             auto bytes = parseSize(value);
             if (!bytes) {
-                return "'" + value + "' is not a size (use bytes or K, M, G, KiB, MiB, GiB)";
+                return "'" + value +
+                       "' is not a size (use bytes, K/KiB, M/MiB, G/GiB, T/TiB (binary) or KB, MB, "
+                       "GB, TB (decimal), e.g. 1.5G)";
             }
             value = std::to_string(*bytes);
             return {};

@@ -143,6 +143,25 @@ TEST_CASE("a mistyped command names the one meant") {
     CHECK(escaped->find('\x1b') == std::string::npos); // a terminal escape is shown, not sent
 }
 
+TEST_CASE("sizes: binary K/M/G/T, decimal KB/MB/GB/TB, fractions") {
+    CHECK(parseSize("1.5G") == 3ull << 29);
+    CHECK(parseSize("1.5 GiB") == 3ull << 29);
+    CHECK(parseSize("100MB") == 100'000'000u);
+    CHECK(parseSize("2kb") == 2000u);
+    CHECK(parseSize("1TB") == 1'000'000'000'000ull);
+    CHECK(parseSize("1T") == 1ull << 40);
+    CHECK(parseSize("0.5K") == 512u);
+    CHECK(parseSize("1.0001K") == 1024u);                 // rounded down to whole bytes
+    CHECK(parseSize("0.999999999T") == 1099511626676ull); // floor(999999999 * 2^40 / 10^9)
+    CHECK(parseSize("16777215.999999999T") == 18446744073709550516ull);
+    CHECK_FALSE(parseSize("16777216T")); // 2^64: overflows
+    CHECK_FALSE(parseSize("1."));
+    CHECK_FALSE(parseSize(".5G"));
+    CHECK_FALSE(parseSize("1.5.5G"));
+    CHECK_FALSE(parseSize("1.0000000001G")); // ten fraction digits
+    CHECK_FALSE(parseSize("1 .5G"));
+}
+
 TEST_CASE("sizes accept binary suffixes") {
     CHECK(parseSize("0") == 0u);
     CHECK(parseSize("4096") == 4096u);
