@@ -1,6 +1,6 @@
-// Byte sizes on the command line ("64M", "1GiB", "4096") and in messages ("12.0 MiB").
-// Binary multiples only: GPU memory is allocated and reported in powers of two, and a
-// limit of "1G" meaning 10^9 would surprise anyone comparing it with a report.
+// Byte sizes on the command line ("64M", "1.5 GiB", "100MB", "4096") and in messages
+// ("12.0 MiB"). What each unit means is gpumemtrace/byte_size.h's: K, M, G, T binary (GPU
+// memory is reported in powers of two), KB, MB, GB, TB decimal.
 #pragma once
 
 #include <CLI/CLI.hpp>
