@@ -6,7 +6,6 @@
 #include "base/output_file.h"
 #include "base/size_parse.h"
 #include "base/text_safety.h"
-#include "check/builtin_suppressions.h"
 #include "check/check_json.h"
 #include "check/github_annotations.h"
 #include "check/junit_writer.h"
@@ -26,7 +25,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <unistd.h>
 

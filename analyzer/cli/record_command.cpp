@@ -70,9 +70,9 @@ std::string relativeToCwd(const std::string& path) {
     return path.compare(0, prefix.size(), prefix) == 0 ? path.substr(prefix.size()) : path;
 }
 
-// `frameworks`: the suppressions `report` and `check` would apply (the built-in ones match
+// `suppress`: the suppressions `report` and `check` would apply (the built-in ones match
 // module paths, which need no symbols), so that the summary's leaked figure is theirs.
-void summarize(const std::string& path, const FrameworkOptions& frameworks) {
+void summarize(const std::string& path, const analyzer::LeakFilter& suppress) {
     std::string shown = relativeToCwd(path);
     // Colour as the terminal allows, but whole lines: the path is there to be copied.
     analyzer::TextStyle style = terminalStyle(STDERR_FILENO);
@@ -82,8 +82,7 @@ void summarize(const std::string& path, const FrameworkOptions& frameworks) {
         AnalyzeOptions ao;
         ao.symbols = false; // a summary needs no stacks; symbolizing a big program is slow
         ao.top = 0;
-        Suppressions suppressions = suppressionsOf(frameworks);
-        ao.leak_filter = leakFilterOf(suppressions);
+        ao.leak_filter = suppress;
         const analyzer::Report r = analyzeTrace(path, ao);
         const analyzer::Summary& s = r.summary;
         const uint64_t pid = r.processes.empty() ? 0 : r.processes.front().pid;
@@ -338,8 +337,11 @@ int runRecord(const RecordArgs& args) {
         return verdict != kExitOk ? verdict : html_exit;
     }
     if (!args.quiet) {
+        // Without --check no suppressions file can be given: the built-in rules.
+        Suppressions suppressions = suppressionsOf(args.check_options.frameworks);
+        const analyzer::LeakFilter suppress = leakFilterOf(suppressions);
         for (const std::string& trace : traces) {
-            summarize(trace, args.check_options.frameworks);
+            summarize(trace, suppress);
         }
     }
     sayUntraced();

@@ -282,11 +282,14 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
     // A leak site: the groups of one process, stack, kind, API and teardown flag.
     using SiteKey = std::tuple<size_t, uint64_t, Kind, format::Api, bool>;
     std::set<SiteKey> leaked_groups;
-    std::map<SiteKey, LeakGroupFigures> in_scope; // their figures summed over phases
-    // What each site in scope added to the leaked figures, group by group (phases apart),
-    // for a suppression to take back; and the sites with groups outside the scope too.
-    std::map<SiteKey, std::vector<Contribution>> in_scope_added;
-    std::set<SiteKey> partly_in_scope;
+    struct ScopeSite {
+        LeakGroupFigures figures; // its groups in scope, summed over phases
+        // What those groups added to the leaked figures (phases apart), for a suppression
+        // to take back.
+        std::vector<Contribution> added;
+        bool also_out_of_scope = false; // groups of other phases stay leaked
+    };
+    std::map<SiteKey, ScopeSite> in_scope;
     // Per process and allocator (by name), its sites by (stack, kind, API).
     std::map<std::pair<size_t, std::string>,
              std::map<std::tuple<uint64_t, Kind, format::Api>, HeldSite>>
@@ -326,25 +329,28 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         SiteKey key(g.process, g.stack_id, g.kind, g.api, g.released_by_teardown);
         leaked_groups.insert(key);
         if (!g.in_scope) {
-            partly_in_scope.insert(key);
+            in_scope[key].also_out_of_scope = true; // listed only if a group is in scope
             continue;
         }
-        in_scope_added[key].push_back(std::move(c));
-        auto [it, inserted] = in_scope.try_emplace(key, g);
-        if (!inserted) {
-            addSaturating(it->second.bytes, g.bytes);
-            it->second.allocations += g.allocations;
-            addSaturating(it->second.uncertain_bytes, g.uncertain_bytes);
-            it->second.uncertain_allocations += g.uncertain_allocations;
+        auto [it, inserted] = in_scope.try_emplace(key);
+        ScopeSite& site = it->second;
+        if (site.added.empty()) {
+            site.figures = g;
+        } else {
+            addSaturating(site.figures.bytes, g.bytes);
+            site.figures.allocations += g.allocations;
+            addSaturating(site.figures.uncertain_bytes, g.uncertain_bytes);
+            site.figures.uncertain_allocations += g.uncertain_allocations;
         }
+        site.added.push_back(std::move(c));
     }
     figures.groups(leaked_groups.size(), +1);
 
-    std::vector<const LeakGroupFigures*> sites;
-    std::map<const LeakGroupFigures*, SiteKey> key_of;
+    std::vector<const ScopeSite*> sites;
     for (const auto& [key, site] : in_scope) {
-        sites.push_back(&site);
-        key_of.emplace(&site, key);
+        if (!site.added.empty()) {
+            sites.push_back(&site);
+        }
     }
     auto leakSite = [&r](const LeakGroupFigures& g) {
         LeakSite s;
@@ -359,27 +365,28 @@ void judgeTraceLeaks(Report& r, const std::vector<LeakGroupFigures>& groups,
         s.uncertain_allocations = g.uncertain_allocations;
         return s;
     };
-    std::stable_sort(sites.begin(), sites.end(), [&](const auto* a, const auto* b) {
-        if (a->bytes != b->bytes || a->allocations != b->allocations) {
-            return a->bytes != b->bytes ? a->bytes > b->bytes : a->allocations > b->allocations;
+    std::stable_sort(sites.begin(), sites.end(), [&](const ScopeSite* x, const ScopeSite* y) {
+        const LeakGroupFigures& a = x->figures;
+        const LeakGroupFigures& b = y->figures;
+        if (a.bytes != b.bytes || a.allocations != b.allocations) {
+            return a.bytes != b.bytes ? a.bytes > b.bytes : a.allocations > b.allocations;
         }
-        return leakBefore(r, leakSite(*a), leakSite(*b));
+        return leakBefore(r, leakSite(a), leakSite(b));
     });
     listLeaks(
         r, sites.size(), policy,
         [&](size_t i, bool with_stack) {
-            LeakSite s = leakSite(*sites[i]);
+            LeakSite s = leakSite(sites[i]->figures);
             if (with_stack) {
-                s.stack = stack_of(sites[i]->process, s.stack_id);
+                s.stack = stack_of(sites[i]->figures.process, s.stack_id);
             }
             return s;
         },
         [&](size_t i, const LeakSite&) {
-            const SiteKey& key = key_of.at(sites[i]);
-            for (const Contribution& c : in_scope_added[key]) {
+            for (const Contribution& c : sites[i]->added) {
                 figures.leaked(c, -1);
             }
-            if (!partly_in_scope.count(key)) {
+            if (!sites[i]->also_out_of_scope) {
                 figures.groups(1, -1);
             }
         });
