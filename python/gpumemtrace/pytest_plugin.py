@@ -19,8 +19,8 @@ A test that recorded nothing gets its verdict without reading the trace: the rec
 counts what the trace holds between the push of the test's phase and its pop
 (``gpumemtrace_last_popped_phase``), and a phase with no record in it has no allocation, so
 no leak, no growth and no peak increase; ``check`` would say exactly that, so it is not run
-(``_Verdict.of_empty_phase``). Every other test (anything recorded, events dropped, a test id pushed
-before) is checked as above.
+(``_Verdict.of_empty_phase``). Every other test (anything recorded, events dropped, a test
+id pushed before) is checked as above (docs/ci.md, "What a verdict costs").
 
 Every test gets a verdict (the terminal summary lists them; the figures are JUnit
 properties of the test case with ``--junitxml``). A test *fails* on them when marked:
@@ -153,6 +153,12 @@ def _find_cli(configured):
     return None
 
 
+# Phase names this process pushed (in every pytest session it ran: pytest.main() may run
+# twice): check judges every occurrence of a name together, so only a name's first push is
+# judged from the recorder's count alone.
+_PUSHED = set()
+
+
 class _Verdict:
     """One test's figures and failed checks, as `gpumemtrace check --format json` gives them.
 
@@ -200,9 +206,6 @@ class GpuMemTrace:
         self.max_growth = parse_size(growth) if growth is not None else None
         self.always_check = config.getoption("gpumemtrace_always_check")
         self.verdicts = []  # (nodeid, verdict line, failed)
-        # Phase names pushed so far: check judges every occurrence of a name together, so
-        # only a name's first push is judged from the recorder's count alone.
-        self.pushed = set()
         self.from_recorder = 0  # verdicts given without reading the trace
         self.from_check = 0  # `gpumemtrace check` runs
 
@@ -242,8 +245,8 @@ class GpuMemTrace:
                                         "@pytest.mark.gpu_limit_memory(\"2 GiB\")")
             limit = parse_size(limit_marker.args[0])
         no_leaks = self.no_leaks or item.get_closest_marker("gpu_no_leaks") is not None
-        first_push = item.nodeid not in self.pushed
-        self.pushed.add(item.nodeid)
+        first_push = item.nodeid not in _PUSHED
+        _PUSHED.add(item.nodeid)
         self.recorder.push(item.nodeid.encode())
         try:
             outcome = yield
