@@ -959,6 +959,24 @@ def test_pytest_fast_path():
     expect(counts.startswith("verdicts: 1 from") and counts.endswith(", 1 by gpumemtrace check"),
            "the second occurrence is checked: " + counts, r)
 
+    # Past the analysis's cap on phase names (1000 per process, the rest share one entry),
+    # the checked test keeps its own phase: its verdict, not "never marked".
+    with open(os.path.join(ARGS.workdir, "test_gpu_many.py"), "w") as f:
+        f.write("import test_gpu_fast_path as m\nimport pytest\n\n")
+        for i in range(1001):
+            f.write("def test_%04d():\n    pass\n\n" % i)
+        f.write("@pytest.mark.gpu_limit_memory('2 MiB')\n"
+                "def test_over_limit_last():\n    m.release(m.device_buffer(16 << 20))\n")
+    many = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
+            "test_gpu_many.py"]
+    r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *many)
+    expect(r.returncode == 1 and "1 failed, 1001 passed" in r.stdout, "the last test fails", r)
+    tests, counts = pytest_summary(r)
+    expect(tests[-1] == "FAIL test_gpu_many.py::test_over_limit_last: over limit: 16.0 MiB",
+           "the 1002nd phase's verdict: " + tests[-1], r)
+    expect(counts.startswith("verdicts: 1001 from") and
+           counts.endswith(", 1 by gpumemtrace check"), "one check: " + counts, r)
+
 
 def main():
     global ARGS
