@@ -843,14 +843,21 @@ def python_with_pytest():
     fail("no python3 with pytest (Debian: python3-pytest, in scripts/lib/deps.sh)")
 
 
-def test_pytest_plugin():
+def pytest_with_plugin(*args):
+    """python -m pytest --gpumemtrace ARGS, run in the workdir, where the modules of
+    tests/cli/pytest_module are copied."""
     need_cudasim()
     python = python_with_pytest()
-    module = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module",
-                          "test_gpu_memory.py")
-    shutil.copy(module, ARGS.workdir)
-    pytest_args = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
-                   "test_gpu_memory.py", "--junitxml=junit.xml", "-o", "junit_family=xunit1"]
+    folder = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module")
+    for name in os.listdir(folder):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(folder, name), ARGS.workdir)
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace", *args]
+
+
+def test_pytest_plugin():
+    pytest_args = pytest_with_plugin("test_gpu_memory.py", "--junitxml=junit.xml", "-o",
+                                     "junit_family=xunit1")
     r = gmt("record", "-q", "-o", "pytest.%p.gmtrace", "--", *pytest_args)
     expect(r.returncode == 1, "pytest fails: two tests fail", r)
     out = r.stdout
@@ -910,13 +917,7 @@ def pytest_summary(r):
 def test_pytest_fast_path():
     """Tests that record nothing get their verdict from the recorder's count, without a
     `gpumemtrace check`; every other test still gets check's: the same verdicts either way."""
-    need_cudasim()
-    python = python_with_pytest()
-    module = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module",
-                          "test_gpu_fast_path.py")
-    shutil.copy(module, ARGS.workdir)
-    pytest_args = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
-                   "test_gpu_fast_path.py"]
+    pytest_args = pytest_with_plugin("test_gpu_fast_path.py")
     r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *pytest_args)
     expect(r.returncode == 1 and "3 failed, 6 passed" in r.stdout, "three tests fail", r)
     tests, counts = pytest_summary(r)
@@ -949,9 +950,9 @@ def test_pytest_fast_path():
            "every test checked: " + counts, r)
 
     # A test id run twice: check judges its occurrences together, so the second is checked.
-    twice = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
-             "--keep-duplicates", "test_gpu_fast_path.py", "test_gpu_fast_path.py", "-k",
-             "test_empty and not marked and not nested and not last"]
+    twice = pytest_with_plugin("--keep-duplicates", "test_gpu_fast_path.py",
+                               "test_gpu_fast_path.py", "-k",
+                               "test_empty and not marked and not nested and not last")
     r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *twice)
     expect(r.returncode == 0 and "2 passed" in r.stdout, "both runs pass", r)
     tests, counts = pytest_summary(r)
@@ -962,13 +963,12 @@ def test_pytest_fast_path():
     # Past the analysis's cap on phase names (1000 per process, the rest share one entry),
     # the checked test keeps its own phase: its verdict, not "never marked".
     with open(os.path.join(ARGS.workdir, "test_gpu_many.py"), "w") as f:
-        f.write("import test_gpu_fast_path as m\nimport pytest\n\n")
+        f.write("import pytest\nfrom cuda_buffers import device_buffer, release\n\n")
         for i in range(1001):
             f.write("def test_%04d():\n    pass\n\n" % i)
         f.write("@pytest.mark.gpu_limit_memory('2 MiB')\n"
-                "def test_over_limit_last():\n    m.release(m.device_buffer(16 << 20))\n")
-    many = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
-            "test_gpu_many.py"]
+                "def test_over_limit_last():\n    release(device_buffer(16 << 20))\n")
+    many = pytest_with_plugin("test_gpu_many.py")
     r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *many)
     expect(r.returncode == 1 and "1 failed, 1001 passed" in r.stdout, "the last test fails", r)
     tests, counts = pytest_summary(r)

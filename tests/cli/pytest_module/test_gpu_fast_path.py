@@ -7,22 +7,11 @@ import ctypes
 
 import pytest
 
-cudart = ctypes.CDLL("libcudart.so.13")  # found through LD_LIBRARY_PATH (the simulator)
-cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-cudart.cudaFree.argtypes = [ctypes.c_void_p]
+from cuda_buffers import device_buffer, release
+
 recorder = ctypes.CDLL(None)  # the preloaded recorder's public API
 
 KEPT = []  # what a leaking test keeps for a later one to free
-
-
-def device_buffer(size):
-    pointer = ctypes.c_void_p()
-    assert cudart.cudaMalloc(ctypes.byref(pointer), size) == 0
-    return pointer
-
-
-def release(pointer):
-    assert cudart.cudaFree(pointer) == 0
 
 
 def test_empty():
