@@ -35,8 +35,8 @@ GPUMEMTRACE_API void gpumemtrace_pop_phase(void);
  * thread: a test harness can say so without reading the trace (the pytest plugin,
  * docs/ci.md). */
 struct gpumemtrace_popped_phase {
-    /* Records of any thread between the push and the pop: events, phases, and the stacks
-     * and modules the events refer to. */
+    /* Records of any thread between the push and the pop: events, phases, and what the
+     * events refer to (stacks, modules, Python code, a caching allocator's settings). */
     unsigned long long records;
     /* Events lost meanwhile (GPUMEMTRACE_ON_FULL=drop, or calls after the trace ended). */
     unsigned long long dropped;
