@@ -13,6 +13,7 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.detail.moment_sites = options.detail.moment_sites;
     ao.layout_entries = options.detail.layout_entries;
     ao.layout_failures = options.detail.layout_failures;
+    ao.phase = options.phase;
     Analysis analysis(ao);
     analyzeTraces(traces, analysis);
     GrowthOptions growth;
