@@ -78,7 +78,8 @@ int runReport(const ReportArgs& args) {
 
     std::string out;
     if (format == "json") {
-        out = jsonText(toJson(report), 2) + "\n";
+        writeJsonText(report, out, 2);
+        out += '\n';
     } else if (format == "html") {
         out = renderHtml(report);
     } else {

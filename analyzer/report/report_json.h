@@ -20,6 +20,12 @@ Json toJson(const Report& report);
 using StackJson = std::function<Json(const Stack&)>;
 Json toJson(const Report& report, const StackJson& stack);
 
+// The report as JSON text appended to `out`: byte for byte jsonText(toJson(report[,
+// *stack]), indent), without the tree, which for a report listing every stack of a large
+// trace takes several times the memory of the text.
+void writeJsonText(const Report& report, std::string& out, int indent,
+                   const StackJson* stack = nullptr);
+
 // One frame as toJson writes it in a stack.
 Json frameJson(const Frame& frame);
 

@@ -44,7 +44,10 @@ class ModuleOffsetSymbolizer final : public Symbolizer {
 };
 
 // The best symbolizer this build has: DWARF (libdw) when gmt_symbolize was built,
-// else the module + offset fallback. `symbols == false` forces the fallback.
+// else the module + offset fallback. `symbols == false` forces the fallback. All DWARF
+// symbolizers made here share one bounded cache of opened objects for the whole run
+// (symbols/dwarf/module_cache.h), and a module that cannot be opened or read is warned
+// about once (base/warnings.h).
 std::unique_ptr<Symbolizer> makeSymbolizer(bool symbols);
 
 // Whether this build has the DWARF symbolizer (else frames are module + offset only).

@@ -112,18 +112,21 @@ ReportOptions htmlReportOptions() {
 }
 
 std::string renderHtml(const Report& report) {
+    // {"report": ..., "frames": ..., "frames_left_out": N}, the report written as text as it
+    // is walked (no tree of it: report_json.h); the frame table is complete only after.
     FrameTable frames;
-    Json data = toJson(report, [&frames](const Stack& stack) { return frames.stack(stack); });
+    const StackJson stack = [&frames](const Stack& s) { return frames.stack(s); };
+    std::string page_data = R"({"report":)";
+    writeJsonText(report, page_data, -1, &stack);
     const uint64_t frames_left_out = frames.leftOut();
-    const Json page_data{{"report", std::move(data)},
-                         {"frames", std::move(frames).take()},
-                         {"frames_left_out", frames_left_out}};
+    page_data += R"(,"frames":)" + jsonText(std::move(frames).take()) + R"(,"frames_left_out":)" +
+                 std::to_string(frames_left_out) + "}";
 
     // page.html holds three markers, in this order; what goes in is never searched.
     const std::string_view page = html_assets::kPage;
     const std::pair<std::string_view, std::string> parts[] = {
         {"/*GMT_STYLE*/", std::string(html_assets::kStyle)},
-        {"/*GMT_DATA*/", scriptSafe(jsonText(page_data))},
+        {"/*GMT_DATA*/", scriptSafe(page_data)},
         {"/*GMT_SCRIPT*/", std::string(html_assets::kScript)}};
     std::string out;
     size_t at = 0;

@@ -355,6 +355,23 @@ TEST_CASE("a saved report reads back as the report it was made from") {
     CHECK_THROWS_WITH(analyzer::fromJson(broken), Catch::StartsWith("schema_version: version 2"));
 }
 
+TEST_CASE("the report written straight as text is byte for byte the tree's text") {
+    auto b = richTrace();
+    const analyzer::Report r = report(b);
+    for (int indent : {-1, 2}) {
+        std::string text;
+        analyzer::writeJsonText(r, text, indent);
+        CHECK(text == analyzer::jsonText(analyzer::toJson(r), indent));
+    }
+    // With the stacks written by a callback, as the HTML page writes them.
+    const analyzer::StackJson depth = [](const analyzer::Stack& s) {
+        return analyzer::Json::array({s.size(), analyzer::Json::object()});
+    };
+    std::string text;
+    analyzer::writeJsonText(r, text, 2, &depth);
+    CHECK(text == analyzer::jsonText(analyzer::toJson(r, depth), 2));
+}
+
 TEST_CASE("strings from a trace may be any bytes: JSON, XML and the terminal stay safe") {
     TempDir dir;
     auto h = TraceBuilder::defaultHeader();

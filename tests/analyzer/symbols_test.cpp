@@ -1,9 +1,11 @@
 // Symbolization through the report: a stack into this very test binary comes out with
 // the function's name (DWARF build) or as module + offset (fallback, --no-symbols).
 #include "report_fixture.h"
+#include "support/run_command.h"
 #include "symbols/symbolizer.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <elf.h>
 #include <link.h>
@@ -73,5 +75,46 @@ TEST_CASE("stacks are symbolized against the modules of the trace") {
         CHECK(f1.line > 0);
     } else {
         CHECK(f1.function == "");
+    }
+}
+
+TEST_CASE("a job of many traces keeps its names under a low descriptor limit") {
+    if (!analyzer::dwarfSymbolizerAvailable()) {
+        WARN("built without the DWARF symbolizer: nothing to check");
+        return;
+    }
+    REQUIRE(gmt_test_leak_here(1) == 4);
+    // 200 processes of one job, each with this test binary loaded (at its own address
+    // when it is position-independent) and a leak from gmt_test_leak_here. Their modules
+    // are one object: symbolized in one shared session, not one per process, so 64
+    // descriptors are plenty, and no name may be lost.
+    const format::ModuleInfo self = selfModule();
+    const uint64_t address = reinterpret_cast<uint64_t>(&gmt_test_leak_here) + 2;
+    constexpr int kProcesses = 200;
+    TempDir dir;
+    for (int i = 0; i < kProcesses; ++i) {
+        const uint64_t shift = self.base != 0 ? uint64_t(i) << 32 : 0;
+        format::ModuleInfo module = self;
+        module.base += shift;
+        module.start += shift;
+        module.end += shift;
+        auto header = TraceBuilder::defaultHeader();
+        header.pid = 1000 + i;
+        TraceBuilder b;
+        b.header(header).device().module(module).stack(1, {address + shift});
+        b.event(Ev::alloc(1, 0x7f0000000000, 4096));
+        b.trailer(2);
+        b.write(dir.file("rank" + std::to_string(i) + ".gmtrace"));
+    }
+    const CommandResult r = runCommand("ulimit -n 64 && " + std::string(GMT_CLI) + " report " +
+                                       dir.path() + " --format json --top 1000");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.err.find("warning") == std::string::npos);
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    REQUIRE(report["leaks"].size() == kProcesses);
+    for (const auto& leak : report["leaks"]) {
+        CHECK_THAT(leak["stack"].back()["function"].get<std::string>(),
+                   Catch::Contains("gmt_test_leak_here"));
     }
 }

@@ -5,7 +5,7 @@
 // need no more RAM than 1 M. tests/support/trace_builder.h builds the whole file in memory
 // (and a 1 MiB scratch vector per record), which is right for tests but not for 10^8 events.
 //
-//   gen_trace OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK]
+//   gen_trace OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK|-] [DEPTH=64]
 //
 // The live set is filled first; after that the trace alternates free / alloc on the oldest
 // slot, so the number of live allocations never changes and the analyzer's memory should not.
@@ -14,6 +14,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 namespace tf = gmt::format;
@@ -98,7 +99,8 @@ uint64_t blobPositions(size_t body_bytes) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK]\n",
+        std::fprintf(stderr,
+                     "usage: %s OUT EVENTS [LIVE_SET=64] [ALLOC_STACKS=4] [RANK|-] [DEPTH=64]\n",
                      argv[0]);
         return 2;
     }
@@ -107,9 +109,13 @@ int main(int argc, char** argv) {
     // Many distinct allocation stacks (each with frames of its own) stress what a report
     // embeds per stack (the HTML report's caps).
     const uint64_t alloc_stacks = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : kAllocStacks;
-    if (events == 0 || live == 0 || alloc_stacks == 0 || alloc_stacks > 10'000'000) {
-        std::fprintf(stderr, "gen_trace: EVENTS, LIVE_SET and ALLOC_STACKS (at most 10^7) "
-                             "must be positive\n");
+    // Frames per stack: shallow stacks keep a report that lists a million of them (the
+    // job-scale benchmark, bench-scale.sh) within what a disk holds.
+    const uint64_t depth = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : kStackDepth;
+    if (events == 0 || live == 0 || alloc_stacks == 0 || alloc_stacks > 10'000'000 || depth == 0 ||
+        depth > kStackDepth) {
+        std::fprintf(stderr, "gen_trace: EVENTS, LIVE_SET, ALLOC_STACKS (at most 10^7) and "
+                             "DEPTH (at most 64) must be positive\n");
         return 2;
     }
     std::FILE* out = std::fopen(argv[1], "wb");
@@ -144,7 +150,7 @@ int main(int argc, char** argv) {
     h.driver_version = 13000;
     h.stack_depth = kStackDepth;
     h.command = "./synthetic --events " + std::to_string(events);
-    if (argc > 5) { // one rank of a job, for the many-trace benchmark (bench-fleet.sh)
+    if (argc > 5 && std::string_view(argv[5]) != "-") { // one rank of a job (bench-fleet.sh)
         h.rank = static_cast<int32_t>(std::strtol(argv[5], nullptr, 10));
         h.rank_source = "RANK";
     }
@@ -174,15 +180,16 @@ int main(int argc, char** argv) {
     const auto free_stack = static_cast<uint32_t>(alloc_stacks + 1);
     for (uint32_t id = 1; id <= free_stack; ++id) {
         uint64_t frames[kStackDepth];
-        for (uint32_t i = 0; i < kStackDepth; ++i) {
+        for (uint32_t i = 0; i < depth; ++i) {
             frames[i] =
                 i < 3 ? kLibBase + 0x1000 + i * 0x40 : kModuleBase + 0x1200 + id * 0x100 + i;
         }
         uint8_t tmp[2048];
         tf::ByteWriter probe(tmp, sizeof tmp);
-        tf::encodeStack(probe, id, frames, kStackDepth);
-        fw.record(tf::RecordTag::Stack, blobPositions(probe.size()),
-                  [&](tf::ByteWriter& w) { tf::encodeStack(w, id, frames, kStackDepth); });
+        tf::encodeStack(probe, id, frames, static_cast<uint32_t>(depth));
+        fw.record(tf::RecordTag::Stack, blobPositions(probe.size()), [&](tf::ByteWriter& w) {
+            tf::encodeStack(w, id, frames, static_cast<uint32_t>(depth));
+        });
     }
 
     static constexpr uint64_t kSizes[] = {1u << 20, 3u << 20, 256u << 10, 8u << 20};

@@ -1,10 +1,9 @@
 #include "symbols/dwarf/dwarf_symbolizer.h"
 
-#include "symbols/dwarf/dwarf_frames.h"
-#include "symbols/dwarf/elf_module.h"
+#include "symbols/dwarf/module_cache.h"
 #include "symbols/module_index.h"
 
-#include <unordered_map>
+#include <optional>
 #include <utility>
 
 namespace gmt::analyzer {
@@ -30,95 +29,51 @@ std::string_view moduleProblemName(ModuleProblem problem) {
 namespace symbolize {
 namespace {
 
-// A frame that says only where the address is: the module (if any) and the address.
-std::vector<Frame> addressOnly(uint64_t address, std::string module) {
-    Frame frame;
-    frame.address = address;
-    frame.module = std::move(module);
-    return {std::move(frame)};
-}
-
+// One process's view: which of its modules covers an address, and which shared cache
+// entry stands for that module.
 class DwarfSymbolizer final : public Symbolizer {
   public:
-    explicit DwarfSymbolizer(SymbolizeOptions options)
-        : options_(std::move(options)), settings_(std::make_unique<DwflSettings>(options_)) {}
+    explicit DwarfSymbolizer(std::shared_ptr<ModuleCache> cache) : cache_(std::move(cache)) {}
 
     void addModule(const format::ModuleInfo& module) override {
         auto added = index_.add(module);
-        if (!added || !added->is_new) {
-            return;
+        if (added && added->is_new) {
+            entries_.resize(added->id + 1);
         }
-        opened_.resize(added->id + 1);
-        // The new module may take over addresses already answered (a library loaded where
-        // an unloaded one was); this is rare enough to start the cache over.
-        cache_.clear();
     }
 
     std::vector<Frame> symbolize(uint64_t address) override {
-        if (auto it = cache_.find(address); it != cache_.end()) {
-            return it->second;
+        auto id = index_.find(address);
+        if (!id) {
+            Frame frame;
+            frame.address = address;
+            return {std::move(frame)};
         }
-        // Bounded: a report that matches suppressions against every stack of a trace
-        // asks for every address once; the cache serves the repeats of a working set.
-        if (cache_.size() >= kMaxCached) {
-            cache_.clear();
+        const format::ModuleInfo& info = index_.module(*id);
+        // The entry is looked up on first use: a trace names every loaded library, but
+        // its stacks usually touch only a few of them.
+        std::optional<size_t>& entry = entries_[*id];
+        if (!entry) {
+            entry = cache_->entryFor(info);
         }
-        return cache_.emplace(address, resolve(address)).first->second;
+        return cache_->symbolize(*entry, info, address);
     }
 
   private:
-    std::vector<Frame> resolve(uint64_t address) {
-        auto id = index_.find(address);
-        if (!id) {
-            return addressOnly(address, {});
-        }
-        const format::ModuleInfo& info = index_.module(*id);
-        ElfModule& elf = open(*id);
-        if (elf.handle() == nullptr) {
-            std::string name = info.path;
-            if (elf.buildIdMismatch()) {
-                name += kBuildIdMismatchSuffix;
-            }
-            return addressOnly(address, std::move(name));
-        }
-        std::vector<Frame> frames = resolveFrames(
-            elf.handle(), elf.cus(), address,
-            FrameOptions{.demangle = options_.demangle, .inline_frames = options_.inline_frames});
-        for (Frame& frame : frames) {
-            frame.address = address;
-            frame.module = info.path;
-        }
-        return frames;
-    }
-
-    // Opened on first use: a trace names every loaded library, but its stacks usually
-    // touch only a few of them.
-    ElfModule& open(size_t id) {
-        std::unique_ptr<ElfModule>& slot = opened_[id];
-        if (!slot) {
-            const format::ModuleInfo& info = index_.module(id);
-            slot = std::make_unique<ElfModule>(info, *settings_);
-            if (slot->problem() && options_.on_problem) {
-                options_.on_problem(info, *slot->problem(), slot->problemDetail());
-            }
-        }
-        return *slot;
-    }
-
-    static constexpr size_t kMaxCached = 1u << 16;
-
-    SymbolizeOptions options_;
-    std::unique_ptr<DwflSettings> settings_; // libdwfl keeps pointers into it
+    std::shared_ptr<ModuleCache> cache_;
     ModuleIndex index_;
-    std::vector<std::unique_ptr<ElfModule>> opened_; // by module id; null until used
-    std::unordered_map<uint64_t, std::vector<Frame>> cache_;
+    std::vector<std::optional<size_t>> entries_; // by module id
 };
 
 } // namespace
 } // namespace symbolize
 
 std::unique_ptr<Symbolizer> makeDwarfSymbolizer(SymbolizeOptions options) {
-    return std::make_unique<symbolize::DwarfSymbolizer>(std::move(options));
+    return makeDwarfSymbolizer(std::make_shared<symbolize::ModuleCache>(std::move(options)));
+}
+
+std::unique_ptr<Symbolizer> makeDwarfSymbolizer(std::shared_ptr<symbolize::ModuleCache> cache) {
+    return std::make_unique<symbolize::DwarfSymbolizer>(std::move(cache));
 }
 
 } // namespace gmt::analyzer

@@ -1,11 +1,13 @@
 // The elfutils (libdw) implementation of gmt::analyzer::Symbolizer: function, source
-// file, line and inline frames for the recorded return addresses. Files are opened
-// lazily, once per module, and every resolved address is cached because the same
-// stacks repeat thousands of times in a trace.
+// file, line and inline frames for the recorded return addresses. Each instance is one
+// process's module map; the files themselves are opened lazily, once per object, in a
+// ModuleCache (module_cache.h) that instances may share, and resolved addresses are
+// cached there because the same stacks repeat thousands of times in a trace and across
+// the processes of a job.
 //
-// Not thread-safe: libdwfl sessions are not, and the caches are unsynchronised. Use one
-// instance per thread. Nothing is ever written to stdout or stderr; module problems go
-// to SymbolizeOptions::on_problem.
+// One instance per thread; instances on several threads may share one cache. Nothing is
+// ever written to stdout or stderr; module problems go to SymbolizeOptions::on_problem,
+// once per object (per cache).
 #pragma once
 
 #include "symbols/symbolizer.h"
@@ -46,7 +48,14 @@ struct SymbolizeOptions {
         on_problem;
 };
 
+namespace symbolize {
+class ModuleCache;
+}
+
+// With a cache of its own.
 std::unique_ptr<Symbolizer> makeDwarfSymbolizer(SymbolizeOptions options = {});
+// Sharing `cache` (and its options) with every other symbolizer made with it.
+std::unique_ptr<Symbolizer> makeDwarfSymbolizer(std::shared_ptr<symbolize::ModuleCache> cache);
 
 // Appended to Frame::module when the file on disk has another build-id than the one
 // recorded and no debug file for the recorded one was found: the frame then carries

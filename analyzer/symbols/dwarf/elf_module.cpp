@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <gelf.h>
 #include <string_view>
 #include <unistd.h>
 
@@ -157,6 +158,10 @@ bool ElfModule::tryFile(const std::string& file, int fd, const format::ModuleInf
     close();
     dwfl_ = dwfl;
     module_ = module;
+    GElf_Addr elf_bias = 0;
+    GElf_Ehdr header{};
+    Elf* elf = dwfl_module_getelf(module, &elf_bias);
+    fixed_ = elf != nullptr && gelf_getehdr(elf, &header) != nullptr && header.e_type == ET_EXEC;
     return true;
 }
 

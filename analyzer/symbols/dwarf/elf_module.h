@@ -1,6 +1,8 @@
-// One recorded module opened with libdwfl at the load bias it had in the traced process,
-// after making sure the file is the object that was loaded (build-id), with separate
-// debug files found through elfutils' standard lookup (build-id trees, .gnu_debuglink).
+// One recorded module opened with libdwfl at the load bias given in its ModuleInfo (the
+// module cache, module_cache.h, gives 0 so that every process that loaded the object can
+// share one session), after making sure the file is the object that was loaded
+// (build-id), with separate debug files found through elfutils' standard lookup (build-id
+// trees, .gnu_debuglink).
 #pragma once
 
 #include "symbols/dwarf/cu_index.h"
@@ -39,6 +41,9 @@ class ElfModule {
     CuIndex& cus() { return cus_; }
     // The file found has another build-id than recorded (and no debug file matched).
     bool buildIdMismatch() const { return mismatch_; }
+    // A non-relocatable object (ET_EXEC): libdwfl ignores the bias asked for and keeps the
+    // addresses the file names, which are the ones the process ran at.
+    bool fixedAddresses() const { return fixed_; }
     const std::optional<ModuleProblem>& problem() const { return problem_; }
     const std::string& problemDetail() const { return detail_; }
 
@@ -57,6 +62,7 @@ class ElfModule {
     Dwfl_Module* module_ = nullptr;
     CuIndex cus_;
     bool mismatch_ = false;
+    bool fixed_ = false;
     std::optional<ModuleProblem> problem_;
     std::string detail_;
 };

@@ -37,7 +37,14 @@ inline void analyzeFile(const std::vector<uint8_t>& file) {
         (void)analyzer::renderText(report);
         // The JSON a person saves must read back: the writer and the strict reader agree.
         const analyzer::Json json = analyzer::toJson(report);
-        (void)analyzer::fromJson(analyzer::Json::parse(analyzer::jsonText(json)));
+        const std::string text = analyzer::jsonText(json, 2);
+        (void)analyzer::fromJson(analyzer::Json::parse(text));
+        // The text `report --format json` writes without a tree is the tree's text.
+        std::string streamed;
+        analyzer::writeJsonText(report, streamed, 2);
+        if (streamed != text) {
+            std::abort();
+        }
         // Consistency the report promises: the summary is the sum of its processes.
         uint64_t leaked = 0;
         for (const analyzer::ProcessReport& p : report.processes) {

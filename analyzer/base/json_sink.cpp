@@ -1,0 +1,74 @@
+#include "base/json_sink.h"
+
+namespace gmt::analyzer {
+
+Json& JsonTreeSink::place(Json v) {
+    if (open_.empty()) {
+        root_ = std::move(v);
+        return root_;
+    }
+    // Only the innermost open container grows, so the pointers to the outer ones (each
+    // the last member of its parent) stay valid.
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+        parent.push_back(std::move(v));
+        return parent.back();
+    }
+    Json& slot = parent[key_];
+    slot = std::move(v);
+    return slot;
+}
+
+void JsonTextSink::newMember() {
+    Level& level = levels_.back();
+    if (!level.empty) {
+        out_ += ',';
+    }
+    level.empty = false;
+    if (indent_ >= 0) {
+        out_ += '\n';
+        out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+    }
+}
+
+void JsonTextSink::beforeValue() {
+    if (after_key_) {
+        after_key_ = false;
+    } else if (!levels_.empty()) {
+        newMember(); // an array's item
+    }
+}
+
+void JsonTextSink::key(std::string_view name) {
+    newMember();
+    out_ += jsonText(Json(std::string(name)));
+    out_ += indent_ >= 0 ? ": " : ":";
+    after_key_ = true;
+}
+
+void JsonTextSink::open(char bracket) {
+    beforeValue();
+    out_ += bracket;
+    levels_.push_back(Level{bracket == '{' ? '}' : ']'});
+}
+
+void JsonTextSink::end() {
+    const Level level = levels_.back();
+    levels_.pop_back();
+    if (!level.empty && indent_ >= 0) {
+        out_ += '\n';
+        out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+    }
+    out_ += level.close;
+}
+
+void JsonTextSink::value(const Json& v) {
+    if (v.is_structured()) {
+        emitJson(v, *this);
+        return;
+    }
+    beforeValue();
+    out_ += jsonText(v);
+}
+
+} // namespace gmt::analyzer
