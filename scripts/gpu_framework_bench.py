@@ -230,23 +230,22 @@ def spread(values):
 def measure_shape(shape, workers, settings, shape_deadline, failures):
     """Interleaved rounds of one shape: {column: [per-round answers]}, steps, rounds."""
     live = {k: w for k, w in workers.items() if k not in failures}
-    for key, w in list(live.items()):
-        try:
-            w.ask({"cmd": "warmup", "shape": shape, "steps": FIRST_WARMUP}, 600)
-        except WorkerFailed as exc:
-            failures[key] = str(exc)
-            del live[key]
-    if "plain" not in live:
-        raise WorkerFailed(f"plain worker: {failures.get('plain')}")
+
+    def warm_up(steps):
+        for key, w in list(live.items()):
+            try:
+                w.ask({"cmd": "warmup", "shape": shape, "steps": steps}, 600)
+            except WorkerFailed as exc:
+                failures[key] = str(exc)
+                del live[key]
+        if "plain" not in live:
+            raise WorkerFailed(f"plain worker: {failures.get('plain')}")
+
+    warm_up(FIRST_WARMUP)
     steps = steps_for(shape, live["plain"], settings)
     # A whole block of warm-up more: the cache, the history's ring and the recorder's
     # tables are then in their steady state.
-    for key, w in list(live.items()):
-        try:
-            w.ask({"cmd": "warmup", "shape": shape, "steps": steps}, 600)
-        except WorkerFailed as exc:
-            failures[key] = str(exc)
-            del live[key]
+    warm_up(steps)
     got = {k: [] for k in live}
     order = list(live)
     round_s = 0.0
