@@ -310,7 +310,11 @@ def perf_profile(env, worker, shape, steps, tmp):
             (env.logs / f"bench_perf_{shape}.record.log").read_text()[-200:]
     worker.ask({"cmd": "time", "shape": shape, "steps": steps}, 600)
     rec.send_signal(signal.SIGINT)
-    rec.wait(timeout=120)
+    try:
+        rec.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        rec.kill()
+        rec.wait()
     log.close()
     base = [perf, "report", "-i", str(data), "--stdio", "--no-children", "--percentage",
             "absolute"]
@@ -445,13 +449,17 @@ def check_framework_bench(env, row, runs, dry_run=False):
             r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
             report_shape(row, shape, r, failures)
             if settings.perf and "traced" not in failures:
-                prof, why = perf_profile(env, workers["traced"], shape, steps, tmp)
+                try:
+                    prof, why = perf_profile(env, workers["traced"], shape, steps, tmp)
+                except WorkerFailed as exc:
+                    failures["traced"] = str(exc)
+                    prof, why = None, f"the worker failed: {exc}"
                 profiles[shape] = prof or why
                 row(f"framework bench {shape}: perf profile of gpumemtrace defaults", None,
                     why or f"libgpumemtrace.so {prof['recorder_percent']:.1f}% of the "
-                    f"process's {prof['samples']} CPU samples (all threads); writer thread 'gpumemtrace' "
-                    f"{prof['writer_thread_percent']:.1f}%; top recorder symbols "
-                    f"{prof['top_symbols']}")
+                    f"process's {prof['samples']} CPU samples (all threads); writer thread "
+                    f"'gpumemtrace' {prof['writer_thread_percent']:.1f}%; top recorder "
+                    f"symbols {prof['top_symbols']}")
             elif not settings.perf:
                 row(f"framework bench {shape}: perf profile", None,
                     "skipped (FRAMEWORK_BENCH_PERF=0)")
