@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import gpu_caching_checks
+import gpu_framework_bench
 import gpu_python_checks
 import gpu_snapshot_checks
 from gpu_validate_ranks import check_ranks
@@ -610,9 +611,12 @@ def main():
               "caching": lambda e: gpu_caching_checks.check_caching(e, row),
               "snapshot": lambda e: gpu_snapshot_checks.check_snapshot(e, row),
               "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
-                                                                                   args.runs)}
-    # "ranks" needs 2 GPUs: only when asked for.
-    wanted = [g for g in args.only.split(",") if g] or [g for g in groups if g != "ranks"]
+                                                                                   args.runs),
+              "framework_bench": lambda e: gpu_framework_bench.check_framework_bench(
+                  e, row, args.runs)}
+    # "ranks" needs 2 GPUs and "framework_bench" takes minutes of its own: only when asked.
+    wanted = [g for g in args.only.split(",") if g] or [
+        g for g in groups if g not in ("ranks", "framework_bench")]
     for g in wanted:
         try:
             groups[g](env)

@@ -1,0 +1,546 @@
+"""The `framework_bench` group of scripts/gpu-validate.sh: what a PyTorch user pays for
+gpumemtrace on real training, side by side with PyTorch's own allocation history, and with
+the recorder's parts switched off in turn (docs/validation.md says how to run it and what
+each column means; docs/performance.md quotes its table).
+
+Every column is a long-lived worker process (tests/gpu/framework_shapes.py) started once,
+so that process start-up, the recorder's start and its exit are in no figure. For each
+shape the workers warm up, then take turns: a round asks each worker in turn for one timed
+block of the same number of steps (the first worker of the round rotating, so that no
+column always follows the same one), timed on the GPU with CUDA events; only one worker
+runs at a time. A column's figure is the median over rounds of its ms/step divided by the
+plain worker's in the same round, with the spread of those ratios.
+
+The events per step are counted in a trace: one more traced worker marks a phase around a
+short block of each shape, and the events between the marks are counted in its dump.
+PyTorch's own counters (memory_stats: blocks and segments allocated and freed) are given
+beside them.
+
+Settings (environment; also flags when run alone):
+  FRAMEWORK_BENCH_ROUNDS     rounds (default: --runs of gpu_validate.py, at least 9)
+  FRAMEWORK_BENCH_STEPS      steps per timed block, e.g. "mlp=2000,conv=150,transformer=40"
+                             (default: as many as take FRAMEWORK_BENCH_BLOCK_S plain)
+  FRAMEWORK_BENCH_BLOCK_S    seconds of plain steps per timed block (default 0.8)
+  FRAMEWORK_BENCH_BUDGET_S   seconds the whole group may take; rounds stop early, and say
+                             so, rather than run past it (default 330)
+  FRAMEWORK_BENCH_SHAPES     shapes to run (default "mlp,conv,transformer")
+  FRAMEWORK_BENCH_PERF       0: no perf profile
+  FRAMEWORK_BENCH_HISTORY_ENTRIES  max_entries of PyTorch's history (default 100000)
+
+Run alone: gpu_framework_bench.py --build BUILD --out OUT [--rounds N] [--dry-run]
+(--dry-run: on the simulated CUDA with the workers' stand-in for PyTorch, see
+tests/gpu/framework_shapes.py; every row must pass or be INFO).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORKER = HERE.parent / "tests" / "gpu" / "framework_shapes.py"
+REPLY = b"REPLY "
+
+SHAPES = {
+    "mlp": "MLP: 8 x Linear(512,512)+ReLU, batch 256, SGD",
+    "conv": "conv net: ResNet-18 layout, batch 32 x 3x224x224, SGD momentum",
+    "transformer": "TransformerEncoderLayer(1024, 16 heads, ff 4096), seq 512, batch 32, AdamW",
+}
+
+# (key, heading, worker arguments, recorder settings or None for untraced). The recorder's
+# parts are the settings of preload/include/gpumemtrace/settings.h (docs/configuration.md).
+COLUMNS = [
+    ("plain", "plain", [], None),
+    ("traced", "gpumemtrace defaults", [], {}),
+    ("torch_python", "PyTorch history stacks=python", ["--history", "python"], None),
+    ("torch_all", "PyTorch history stacks=all", ["--history", "all"], None),
+    ("no_python", "gpumemtrace no Python frames", [], {"GPUMEMTRACE_PYTHON": "0"}),
+    ("no_native", "gpumemtrace no native stacks", [], {"GPUMEMTRACE_STACK_DEPTH": "0"}),
+    ("no_blocks", "gpumemtrace no block events", [], {"GPUMEMTRACE_CACHING_ALLOCATOR": "0"}),
+]
+COUNT_STEPS = 30  # steps between the phase marks of the counting worker (after as many warm-up)
+FIRST_WARMUP = 10  # steps before the plain worker's timing sets the block size
+
+
+class WorkerFailed(RuntimeError):
+    pass
+
+
+class Worker:
+    """One worker process: JSON commands in, REPLY lines out; stderr to a log."""
+
+    def __init__(self, key, cmd, run_env, logs):
+        self.key = key
+        self.log = open(logs / f"bench_{key}.log", "w")
+        self.proc = subprocess.Popen(cmd, env=run_env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log)
+        self.buf = b""
+        self.ready = None
+
+    def ask(self, cmd, timeout):
+        try:
+            self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise WorkerFailed(f"{self.key}: {exc!r}; {self.tail()}")
+        return self.answer(timeout)
+
+    def answer(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            line, sep, rest = self.buf.partition(b"\n")
+            if sep:
+                self.buf = rest
+                if line.startswith(REPLY):
+                    return json.loads(line[len(REPLY):])
+                self.log.write(f"stdout: {line.decode(errors='replace')}\n")
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                raise WorkerFailed(f"{self.key}: no answer in {timeout:.0f}s; {self.tail()}")
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise WorkerFailed(f"{self.key}: exited rc={self.proc.wait()}; {self.tail()}")
+            self.buf += chunk
+
+    def tail(self):
+        self.log.flush()
+        return Path(self.log.name).read_text()[-300:]
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b'{"cmd": "exit"}\n')
+                self.proc.stdin.close()
+                self.proc.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class Settings:
+    def __init__(self, runs, dry_run):
+        get = os.environ.get
+        self.rounds = int(get("FRAMEWORK_BENCH_ROUNDS", max(runs, 3 if dry_run else 9)))
+        self.steps = dict(kv.split("=") for kv in get("FRAMEWORK_BENCH_STEPS", "").split(",")
+                          if kv)
+        self.block_s = float(get("FRAMEWORK_BENCH_BLOCK_S", "0.05" if dry_run else "0.8"))
+        self.budget_s = float(get("FRAMEWORK_BENCH_BUDGET_S", "120" if dry_run else "330"))
+        self.shapes = [s for s in get("FRAMEWORK_BENCH_SHAPES", ",".join(SHAPES)).split(",")
+                       if s]
+        self.perf = get("FRAMEWORK_BENCH_PERF", "1") != "0"
+        self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
+        self.dry_run = dry_run
+        unknown = set(self.shapes) - set(SHAPES)
+        if unknown:
+            raise ValueError(f"unknown shapes {sorted(unknown)}; known: {list(SHAPES)}")
+
+
+def worker_env(env, key, recorder, tmp):
+    """PyTorch in its default caching mode, and only the recorder settings of the column."""
+    run_env = dict(env.app_env) if recorder is None else env.traced_env(key)
+    for k in [k for k in run_env if k.startswith("GPUMEMTRACE_")]:
+        del run_env[k]
+    run_env.pop("PYTORCH_NO_CUDA_MEMORY_CACHING", None)
+    if recorder is None:
+        run_env.pop("LD_PRELOAD", None)
+        return run_env
+    run_env.update(recorder)
+    # A temporary folder, not OUT: these traces reach gigabytes and are not looked at.
+    run_env["GPUMEMTRACE_OUTPUT"] = str(Path(tmp) / f"{key}.%p.gmtrace")
+    return run_env
+
+
+def start_workers(env, settings, tmp, workers):
+    """Starts every column's worker and the counting one into `workers` (so that the caller
+    closes whatever started), and waits until each has PyTorch loaded."""
+    common = [sys.executable, "-u", str(WORKER), "--max-entries", str(settings.history_entries)]
+    if settings.dry_run:
+        common.append("--stand-in")
+    for key, _, args, recorder in COLUMNS:
+        workers[key] = Worker(key, common + args, worker_env(env, key, recorder, tmp),
+                              env.logs)
+    workers["count"] = Worker("count", common + ["--mark-phases"],
+                              worker_env(env, "count", {}, tmp), env.logs)
+    for w in workers.values():
+        w.ready = w.answer(300)
+    return workers.pop("count")
+
+
+def count_events(env, count, settings, tmp):
+    """Events per step in a trace of the recorder's defaults, shape by shape: the events
+    between the phase marks the counting worker writes around COUNT_STEPS steps."""
+    try:
+        for shape in settings.shapes:
+            count.ask({"cmd": "warmup", "shape": shape, "steps": COUNT_STEPS}, 600)
+            count.ask({"cmd": "time", "shape": shape, "steps": COUNT_STEPS}, 600)
+    finally:
+        count.close()  # the trace is whole once the worker has exited
+    traces = sorted(Path(tmp).glob("count.*gmtrace"))
+    if len(traces) != 1:
+        raise RuntimeError(f"{len(traces)} traces from the counting worker")
+    # Not through env.run, which would copy the whole dump into the logs.
+    p = subprocess.run([str(env.cli), "dump", str(traces[0])], env=env.cli_env,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"dump rc={p.returncode}: {p.stderr[-300:]}")
+    marks, events = [], []
+    for line in p.stdout.splitlines():
+        r = json.loads(line)
+        if r.get("record") == "phase":
+            marks.append((r["time_ns"], r["name"]))
+        elif r.get("record") == "event":
+            events.append((r["time_ns"], r["event"]))
+    (env.logs / "bench_count.dump.log").write_text(f"{len(marks)} marks, {len(events)} events\n")
+    marks.sort()
+    counted = {}
+    for (t0, name), (t1, _) in zip(marks, marks[1:]):
+        if name.startswith("framework_bench ") and name != "framework_bench idle":
+            inside = [op for t, op in events if t0 <= t < t1]
+            by_op = {op: inside.count(op) for op in sorted(set(inside))}
+            counted[name.split(" ", 1)[1]] = {"events_per_step": len(inside) / COUNT_STEPS,
+                                              "by_event": by_op, "block_ns": t1 - t0}
+    return counted
+
+
+def steps_for(shape, plain, settings):
+    if shape in settings.steps:
+        return int(settings.steps[shape])
+    probe = plain.ask({"cmd": "time", "shape": shape, "steps": FIRST_WARMUP}, 600)
+    return max(10, min(20000, math.ceil(settings.block_s * 1e3 / probe["ms_per_step"])))
+
+
+def spread(values):
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4)
+    return q[0], q[2]
+
+
+def measure_shape(shape, workers, settings, shape_deadline, failures):
+    """Interleaved rounds of one shape: {column: [per-round answers]}, steps, rounds."""
+    live = {k: w for k, w in workers.items() if k not in failures}
+
+    def warm_up(steps):
+        for key, w in list(live.items()):
+            try:
+                w.ask({"cmd": "warmup", "shape": shape, "steps": steps}, 600)
+            except WorkerFailed as exc:
+                failures[key] = str(exc)
+                del live[key]
+        if "plain" not in live:
+            raise WorkerFailed(f"plain worker: {failures.get('plain')}")
+
+    warm_up(FIRST_WARMUP)
+    steps = steps_for(shape, live["plain"], settings)
+    # A whole block of warm-up more: the cache, the history's ring and the recorder's
+    # tables are then in their steady state.
+    warm_up(steps)
+    got = {k: [] for k in live}
+    order = list(live)
+    round_s = 0.0
+    for i in range(settings.rounds):
+        if i and time.monotonic() + round_s > shape_deadline:
+            break
+        t0 = time.monotonic()
+        answers = {}
+        for key in order[i % len(order):] + order[:i % len(order)]:
+            if key in failures:
+                continue
+            try:
+                answers[key] = live[key].ask({"cmd": "time", "shape": shape, "steps": steps},
+                                             600)
+            except WorkerFailed as exc:
+                failures[key] = str(exc)
+        round_s = time.monotonic() - t0
+        if "plain" not in answers:  # nothing to compare the round with
+            break
+        for key, v in got.items():
+            v.append(answers.get(key))
+    if not got["plain"]:
+        raise WorkerFailed(f"plain worker: {failures.get('plain')}")
+    return got, steps, len(got["plain"])
+
+
+def summarize(got):
+    plain = [a["ms_per_step"] for a in got["plain"]]
+    out = {}
+    for key, answers in got.items():
+        pairs = [(a["ms_per_step"], p) for a, p in zip(answers, plain) if a is not None]
+        if not pairs:
+            continue
+        ms = [m for m, _ in pairs]
+        ratios = [m / p for m, p in pairs]
+        tensor = [a["tensor_events_per_step"] for a in answers if a is not None]
+        out[key] = {"rounds": len(pairs), "ms_per_step": ms,
+                    "ms_median": statistics.median(ms), "ms_min": min(ms), "ms_max": max(ms),
+                    "ratios": ratios, "ratio_median": statistics.median(ratios),
+                    "ratio_iqr": spread(ratios), "ratio_min": min(ratios),
+                    "ratio_max": max(ratios),
+                    "wall_ms_median": statistics.median(
+                        a["wall_ms_per_step"] for a in answers if a is not None),
+                    "tensor_events_per_step": tensor[0] if tensor else None}
+    return out
+
+
+def perf_profile(env, worker, shape, steps, tmp):
+    """One more block of the traced worker under `perf record` (every thread of the
+    process): the share of its CPU samples in libgpumemtrace.so, and the writer thread's."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None, "perf is not on the PATH"
+    data = Path(tmp) / f"perf_{shape}.data"
+    log = open(env.logs / f"bench_perf_{shape}.record.log", "w")
+    rec = subprocess.Popen([perf, "record", "-e", "cpu-clock", "-F", "1999", "-p",
+                            str(worker.ready["pid"]), "-o", str(data)], stdout=log, stderr=log)
+    time.sleep(1.0)  # perf attaches to each thread before it counts
+    if rec.poll() is not None:
+        log.close()
+        return None, f"perf record exited rc={rec.returncode}: " + \
+            (env.logs / f"bench_perf_{shape}.record.log").read_text()[-200:]
+    worker.ask({"cmd": "time", "shape": shape, "steps": steps}, 600)
+    rec.send_signal(signal.SIGINT)
+    try:
+        rec.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        rec.kill()
+        rec.wait()
+    log.close()
+    base = [perf, "report", "-i", str(data), "--stdio", "--no-children", "--percentage",
+            "absolute"]
+    # perf with its own libraries, not the CLI's (gpu-libs).
+    p, _ = env.run(f"bench_perf_{shape}.comm_dso", [*base, "--sort", "comm,dso"],
+                   env=dict(os.environ))
+    rows = [(float(m.group(1)), m.group(2), m.group(3)) for m in
+            re.finditer(r"^\s*([\d.]+)%\s+(\S+)\s+(\S+)", p.stdout, re.M)]
+    if not rows:
+        return None, f"perf report gave no samples: {p.stderr[-200:]}"
+    s, _ = env.run(f"bench_perf_{shape}.symbols",
+                   [*base, "--sort", "sym", "--dsos", "libgpumemtrace.so"],
+                   env=dict(os.environ))
+    symbols = [(float(m.group(1)), m.group(2).strip()) for m in
+               re.finditer(r"^\s*([\d.]+)%\s+\[\.\]\s+(.+)$", s.stdout, re.M)][:6]
+    samples = re.search(r"^# Samples: (\S+)", p.stdout, re.M)
+    recorder = sum(pc for pc, _, dso in rows if "libgpumemtrace" in dso)
+    writer = sum(pc for pc, comm, _ in rows if comm == "gpumemtrace")
+    return {"samples": samples.group(1) if samples else "?", "recorder_percent": recorder,
+            "writer_thread_percent": writer,
+            "top_symbols": symbols, "samples_by_comm_dso": rows[:12]}, None
+
+
+def fmt_ratio(s):
+    lo, hi = s["ratio_iqr"]
+    return f"{s['ratio_median']:.3f}x (IQR {lo:.3f}-{hi:.3f})"
+
+
+def markdown(result):
+    heads = [h for _, h, _, _ in COLUMNS[1:]]
+    lines = [f"Framework benchmark: {result['machine']}; python {result['python']}, torch "
+             f"{result['torch'] or '-'}; load average {result['loadavg_start']} at the start, "
+             f"{result['loadavg_end']} at the end; {result['seconds']:.0f} s.", "",
+             "Median per-round ratio to plain (IQR of the ratios); plain in ms/step (GPU "
+             "time, CUDA events, min-max over rounds).", "",
+             "| shape | rounds x steps | events/step (trace) | events/s at plain speed | plain "
+             "ms/step | " + " | ".join(heads) + " |",
+             "|---|---|---:|---:|---:|" + "---:|" * len(heads)]
+    for shape, r in result["shapes"].items():
+        s = r.get("columns", {})
+        if "plain" not in s:
+            lines.append(f"| {shape} | failed: {r.get('error', '')[:120]} |")
+            continue
+        p = s["plain"]
+        ev = r.get("events_per_step")
+        rate = f"{ev / p['ms_median'] * 1e3:,.0f}" if ev else "-"
+        cells = [fmt_ratio(s[k]) if k in s else "failed" for k, _, _, _ in COLUMNS[1:]]
+        lines.append(f"| {shape} | {r['rounds']} x {r['steps']} | {ev if ev else '-'} | {rate} | "
+                     f"{p['ms_median']:.3f} ({p['ms_min']:.3f}-{p['ms_max']:.3f}) | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "| shape | column | ms/step median | min-max | x plain median | IQR | "
+              "min-max |", "|---|---|---:|---:|---:|---:|---:|"]
+    for shape, r in result["shapes"].items():
+        for key, head, _, _ in COLUMNS:
+            c = r.get("columns", {}).get(key)
+            if c:
+                lines.append(f"| {shape} | {head} | {c['ms_median']:.3f} | {c['ms_min']:.3f}-"
+                             f"{c['ms_max']:.3f} | {c['ratio_median']:.3f} | "
+                             f"{c['ratio_iqr'][0]:.3f}-{c['ratio_iqr'][1]:.3f} | "
+                             f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def report_shape(row, shape, r, failures):
+    s = r["columns"]
+    heads = {k: h for k, h, _, _ in COLUMNS}
+    ev = r.get("events_per_step")
+    events = (f"{ev:.0f} recorder events per step ({ev / s['plain']['ms_median'] * 1e3:,.0f}/s "
+              f"at plain speed; {r['events_by_type']})" if ev else "events not counted")
+    tensor = s["plain"]["tensor_events_per_step"]
+    parts = [events + (f"; PyTorch's memory_stats: {tensor:.0f} block and segment allocations "
+                       f"and frees per step" if tensor is not None else ""),
+             f"plain {s['plain']['ms_median']:.3f} ms/step ({s['plain']['ms_min']:.3f}-"
+             f"{s['plain']['ms_max']:.3f})"]
+    parts += [f"{heads[k]} {fmt_ratio(s[k])}" for k in heads if k != "plain" and k in s]
+    parts += [f"{heads[k]} failed: {failures[k][:150]}" for k in heads if k in failures]
+    row(f"framework bench {shape}: {SHAPES[shape]} ({r['rounds']} interleaved rounds x "
+        f"{r['steps']} steps)", None, "; ".join(parts))
+    if "traced" not in s:
+        return
+    t = s["traced"]["ratio_median"]
+    verdict = [f"gpumemtrace defaults {t:.3f}x plain: {'within' if t <= 1.05 else 'above'} "
+               f"1.05x"]
+    if "torch_python" in s:
+        py = s["torch_python"]["ratio_median"]
+        below = sum(a < b for a, b in zip(s["traced"]["ratios"], s["torch_python"]["ratios"]))
+        verdict.append(f"PyTorch history stacks=python {py:.3f}x: gpumemtrace "
+                       f"{'below' if t < py else 'not below'} it (below in {below} of "
+                       f"{min(len(s['traced']['ratios']), len(s['torch_python']['ratios']))} "
+                       f"rounds)")
+    row(f"framework bench {shape}: target <= 1.05x plain and below PyTorch's python-only "
+        f"history", None, "; ".join(verdict))
+
+
+def check_framework_bench(env, row, runs, dry_run=False):
+    settings = Settings(runs, dry_run)
+    started = time.monotonic()
+    deadline = started + settings.budget_s
+    result = {"machine": machine(), "python": sys.version.split()[0], "torch": None,
+              "loadavg_start": load(), "settings": {k: v for k, v in vars(settings).items()},
+              "columns": {k: h for k, h, _, _ in COLUMNS}, "shapes": {}}
+    tmp = tempfile.mkdtemp(prefix="gmt-framework-bench-")
+    workers, failures = {}, {}
+    try:
+        count = start_workers(env, settings, tmp, workers)
+        result["stand_in_pairs"] = count.ready.get("stand_in_pairs")
+        history = workers["torch_python"].ready.get("history") or {}
+        result["torch"] = history.get("torch")
+        result["history_call"] = {k: workers[k].ready.get("history")
+                                  for k in ("torch_python", "torch_all")}
+        try:
+            counted = count_events(env, count, settings, tmp)
+        except (RuntimeError, WorkerFailed) as exc:
+            counted = {}
+            row("framework bench: events per step from the trace", False, repr(exc)[:300])
+        profiles = {}
+        for n, shape in enumerate(settings.shapes):
+            perf_reserve = 15 if settings.perf else 0
+            left = deadline - time.monotonic() - perf_reserve * (len(settings.shapes) - n)
+            shape_deadline = time.monotonic() + left / (len(settings.shapes) - n)
+            r = result["shapes"][shape] = {"title": SHAPES[shape]}
+            try:
+                got, steps, rounds = measure_shape(shape, workers, settings, shape_deadline,
+                                                   failures)
+            except WorkerFailed as exc:
+                r["error"] = str(exc)
+                row(f"framework bench {shape}", False, str(exc)[:300])
+                continue
+            r.update(steps=steps, rounds=rounds, columns=summarize(got))
+            c = counted.get(shape, {})
+            r["events_per_step"] = c.get("events_per_step")
+            r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
+            report_shape(row, shape, r, failures)
+            if settings.perf and "traced" not in failures:
+                try:
+                    prof, why = perf_profile(env, workers["traced"], shape, steps, tmp)
+                except WorkerFailed as exc:
+                    failures["traced"] = str(exc)
+                    prof, why = None, f"the worker failed: {exc}"
+                profiles[shape] = prof or why
+                row(f"framework bench {shape}: perf profile of gpumemtrace defaults", None,
+                    why or f"libgpumemtrace.so {prof['recorder_percent']:.1f}% of the "
+                    f"process's {prof['samples']} CPU samples (all threads); writer thread "
+                    f"'gpumemtrace' {prof['writer_thread_percent']:.1f}%; top recorder "
+                    f"symbols {prof['top_symbols']}")
+            elif not settings.perf:
+                row(f"framework bench {shape}: perf profile", None,
+                    "skipped (FRAMEWORK_BENCH_PERF=0)")
+        result["perf"] = profiles
+        done = [r for r in result["shapes"].values() if "columns" in r]
+        short = [s for s, r in result["shapes"].items() if r.get("rounds", 0) < settings.rounds]
+        row("framework bench: every shape and column measured", bool(done) and not failures
+            and len(done) == len(settings.shapes),
+            f"{len(done)} of {len(settings.shapes)} shapes, columns failed: "
+            f"{sorted(failures) or 'none'}; rounds asked {settings.rounds}"
+            + (f", fewer in {short} (the budget of {settings.budget_s:.0f} s)" if short else "")
+            + f"; {time.monotonic() - started:.0f} s")
+    except (WorkerFailed, RuntimeError, ValueError) as exc:
+        row("framework bench", False, repr(exc)[:300])
+    finally:
+        for w in workers.values():
+            w.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        result["seconds"] = time.monotonic() - started
+        result["loadavg_end"] = load()
+        result["failures"] = failures
+        (env.out / "framework_bench.json").write_text(json.dumps(result, indent=1) + "\n")
+        (env.out / "framework_bench.md").write_text(markdown(result))
+
+
+def load():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def machine():
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                            "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        gpu = p.stdout.strip() or "no GPU"
+    except (OSError, subprocess.TimeoutExpired):
+        gpu = "no nvidia-smi"
+    return f"{gpu}, {os.cpu_count()} cores"
+
+
+def check_dry_run(env, row):
+    """The stand-in's steps make a known number of cudaMalloc/cudaFree pairs: the count
+    from the trace must be exactly twice that, every column must have every round."""
+    result = json.loads((env.out / "framework_bench.json").read_text())
+    pairs = result.get("stand_in_pairs") or {}
+    for shape, r in result["shapes"].items():
+        rounds = {k: c["rounds"] for k, c in r.get("columns", {}).items()}
+        row(f"dry run {shape}: events counted in the trace, every column every round",
+            r.get("events_per_step") == 2 * pairs.get(shape, -1) and
+            len(rounds) == len(COLUMNS) and set(rounds.values()) == {r.get("rounds")},
+            f"{r.get('events_per_step')} events per step for {pairs.get(shape)} pairs; "
+            f"rounds per column {rounds}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args()
+    sys.path.insert(0, str(HERE))
+    import gpu_validate as gv
+    env = gv.Env(args.build, args.out)
+    if args.dry_run:
+        cudasim = env.build / "lib" / "cudasim"
+        if not (cudasim / "libcudart.so.13").exists() or not env.lib.exists():
+            print("SKIP: the recorder or the simulated CUDA is not built")
+            return 77
+        for e in (env.app_env, env.cli_env):
+            e["LD_LIBRARY_PATH"] = str(cudasim)
+        env.app_env["GMT_STANDIN_CUDART"] = str(cudasim / "libcudart.so.13")
+        os.environ.setdefault("FRAMEWORK_BENCH_PERF", "0")
+    if args.rounds:
+        os.environ["FRAMEWORK_BENCH_ROUNDS"] = str(args.rounds)
+    check_framework_bench(env, gv.row, 0, args.dry_run)
+    if args.dry_run:
+        check_dry_run(env, gv.row)
+    print((env.out / "framework_bench.md").read_text())
+    return 1 if any(s == "FAIL" for _, s, _ in gv.ROWS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
