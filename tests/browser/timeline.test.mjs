@@ -3,11 +3,12 @@
 // allocation site, the leaking line names a band of its own that grows a step at a time,
 // as the recorded events say; by kind at a click; the device's capacity a line; bytes
 // ticked at binary-round values; time labels that never overlap, wide or narrow; sections
-// with nothing to show hidden.
+// with nothing to show hidden; flame graphs that start at the user's code.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { openReport, readManifest, screenshot, withBrowser } from "./browser.mjs";
+import path from "node:path";
+import { artifactsDir, openReport, readManifest, screenshot, withBrowser } from "./browser.mjs";
 import { readDump, events, firstFailure } from "./trace_facts.mjs";
 
 const MiB = 1024 * 1024;
@@ -166,4 +167,44 @@ test("sections with nothing to show are hidden, with their links", async () => {
   assert.equal(empty, 0);
   assert.equal(await page.$$eval("section:not([hidden]) .gmt-flame-box", (bs) => bs.filter((b) => !b.querySelector(".gmt-flame-node")).length), 0);
   assert.deepEqual(opened.problems, []);
+});
+
+// The flame graphs fold on the frames' `own` flag; this page copy marks exactly the
+// program's own frames (step_leak.py's), whatever the analyzer's rules decide.
+test("flame graphs start at the user's code, library frames folded, and a toggle shows them", async () => {
+  const html = fs.readFileSync(manifest.html, "utf8");
+  const open = '<script type="application/json" id="gmt-data">';
+  const from = html.indexOf(open) + open.length;
+  const to = html.indexOf("</script>", from);
+  const data = JSON.parse(html.slice(from, to));
+  for (const f of data.frames) {
+    if (String(f.file || "").endsWith("/step_leak.py")) f.own = true;
+    else delete f.own;
+  }
+  const copy = path.join(artifactsDir(), "step_leak-own.html");
+  fs.writeFileSync(copy, html.slice(0, from) + JSON.stringify(data).replace(/</g, "\\u003c") + html.slice(to));
+  const o = await openReport(opened.browser, copy);
+  const p = o.page;
+  const leaked = () =>
+    p.$$eval("#gmt-flame-leaked .gmt-flame-node", (ns) =>
+      ns.map((n) => ({ name: n.dataset.name, depth: Number(n.dataset.depth), bytes: Number(n.dataset.bytes), own: n.classList.contains("own"), folded: n.classList.contains("folded") }))
+    );
+  // Folded: from the module's code down to malloc(), then the libraries as one node.
+  let nodes = await leaked();
+  const chain = nodes.sort((a, b) => a.depth - b.depth).map((n) => n.name);
+  assert.deepEqual(chain, ["all leaks", "<module>", "main", "step", "keep_history", "malloc", "(library frames)"]);
+  assert.ok(nodes.filter((n) => n.depth > 0).every((n) => n.own || n.folded));
+  assert.equal(nodes.find((n) => n.folded).bytes, kept * 16 * MiB);
+  await screenshot(p, "#gmt-flames", "flame-graphs-folded");
+  // Shown: every frame again, the interpreter's and libffi's among them.
+  await p.click("#gmt-flame-libraries");
+  await p.waitForFunction(() => !document.querySelector("#gmt-flame-leaked .gmt-flame-node.folded"));
+  nodes = await leaked();
+  assert.ok(nodes.length > chain.length, "library frames drawn");
+  assert.ok(nodes.some((n) => !n.own && n.depth > 0 && n.depth < nodes.find((m) => m.name === "<module>").depth), "frames above the module's code");
+  assert.ok(nodes.some((n) => /^ffi_call|^_ctypes|^_call_function_pointer/.test(n.name)), nodes.map((n) => n.name).join(" "));
+  await p.click("#gmt-flame-libraries");
+  await p.waitForSelector("#gmt-flame-leaked .gmt-flame-node.folded");
+  assert.deepEqual(o.problems, []);
+  await p.close();
 });
