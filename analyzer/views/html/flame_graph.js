@@ -20,7 +20,7 @@
     const own = stack.filter((f) => f.own).reverse();
     const below = stack.slice(0, innermost);
     if (!below.length) return own;
-    const modules = [...new Set(below.map((f) => (f.module || "").split("/").pop()).filter(Boolean))];
+    const modules = [...new Set(GMT.data.shownFrames(below).map((f) => (f.module || "").split("/").pop()).filter(Boolean))];
     return own.concat({
       label: "(library frames)",
       where: "",
