@@ -2,6 +2,9 @@
 
 #include <gpumemtrace.h>
 
+#include <algorithm>
+#include <cstring>
+
 using gmt::preload::Recorder;
 
 extern "C" __attribute__((visibility("default"))) void gpumemtrace_mark_phase(const char* name) {
@@ -26,4 +29,16 @@ extern "C" __attribute__((visibility("default"))) const char* gpumemtrace_trace_
 
 extern "C" __attribute__((visibility("default"))) int gpumemtrace_active(void) {
     return Recorder::instance().active() ? 1 : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int
+gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phase* phase, unsigned long size) {
+    gmt::preload::PoppedPhase popped;
+    if (!phase || !Recorder::instance().lastPoppedPhase(popped)) {
+        return -1;
+    }
+    // The caller's struct may be older (shorter) than ours: only what it has room for.
+    gpumemtrace_popped_phase full{popped.records, popped.dropped};
+    std::memcpy(phase, &full, std::min<unsigned long>(size, sizeof full));
+    return 0;
 }

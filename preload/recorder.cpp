@@ -7,6 +7,7 @@
 #include "log_writer.h"
 #include "logging.h"
 #include "output_path.h"
+#include "phase_window.h"
 #include "printable.h"
 #include "process_info.h"
 #include "rank_info.h"
@@ -81,20 +82,22 @@ void reportOverflow(format::RecordTag tag, size_t size) {
 }
 
 // Pushes the record `body` holds (tag, length, body) into consecutive slots, unless its
-// encoder overran it.
-void pushRecord(Session* s, format::RecordTag tag, const format::ByteWriter& body) {
+// encoder overran it. Returns the positions it took; none ({kNoPosition, kNoPosition}) when
+// it was left out or dropped.
+OpenPositions pushRecord(Session* s, format::RecordTag tag, const format::ByteWriter& body) {
+    constexpr OpenPositions kNone{RingBuffer::kNoPosition, RingBuffer::kNoPosition};
     uint8_t buf[16 * 1024];
     format::ByteWriter w(buf, sizeof buf);
     format::appendRecord(w, tag, body.data(), body.size());
     if (!body.ok() || !w.ok()) {
         reportOverflow(tag, body.size());
-        return;
+        return kNone;
     }
     auto length = static_cast<uint32_t>(w.size());
     uint32_t parts = format::recordSlots(length);
     uint64_t pos = s->ring.claim(parts);
     if (pos == RingBuffer::kNoPosition) {
-        return;
+        return kNone;
     }
     t_open = {pos, pos + parts};
     format::splitRecord(buf, length,
@@ -103,6 +106,7 @@ void pushRecord(Session* s, format::RecordTag tag, const format::ByteWriter& bod
         s->ring.commit(pos + i);
     }
     t_open = {};
+    return {pos, pos + parts};
 }
 
 // Encodes a record body whose size follows its data (a command line, paths) into `body`,
@@ -381,7 +385,20 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     phase.kind = kind;
     phase.tid = currentTid();
     format::encodePhase(w, phase);
-    pushRecord(s, format::RecordTag::Phase, w);
+    // The drop count before a push's claim and after a pop's: every drop that may fall
+    // between them is counted (phase_window.h).
+    const uint64_t dropped_before = s->ring.dropped();
+    const OpenPositions at = pushRecord(s, format::RecordTag::Phase, w);
+    const bool recorded = at.first != RingBuffer::kNoPosition;
+    if (kind == format::PhaseKind::Push) {
+        phase_window::pushed(recorded, at.end, dropped_before);
+    } else if (kind == format::PhaseKind::Pop) {
+        phase_window::popped(recorded, at.first, s->ring.dropped());
+    }
+}
+
+bool Recorder::lastPoppedPhase(PoppedPhase& out) {
+    return active() && session_.load(std::memory_order_acquire) && phase_window::lastPopped(out);
 }
 
 const char* Recorder::tracePath() {
@@ -496,6 +513,7 @@ void Recorder::afterForkParent() {
 void Recorder::afterForkChild() {
     t_tid = 0;
     t_open = {};
+    phase_window::reset();
     EventClock::afterForkChild();
     contextsMayHaveEnded();
     if (Session* old = session_.exchange(nullptr)) {

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "frameworks/torch_caching_allocator.h"
 #include "module_map.h"
+#include "phase_window.h"
 #include "python/python_stacks.h"
 #include "stack_table.h"
 
@@ -52,6 +53,9 @@ class Recorder {
 
     // A Phase record (trace_format.h): a mark or push needs a name; a pop has none.
     void markPhase(const char* name, format::PhaseKind kind = format::PhaseKind::Mark);
+    // What the trace holds between this thread's last push and the pop right after it
+    // (phase_window.h); false when unknown.
+    bool lastPoppedPhase(PoppedPhase& out);
     bool flush();
     // This process's trace file (creating it when tracing and not yet created), or null.
     const char* tracePath();

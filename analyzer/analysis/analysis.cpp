@@ -57,7 +57,7 @@ uint32_t Analysis::addProcess(const std::string& trace_file, const format::Prolo
     auto index = static_cast<uint32_t>(processes_.size());
     p->lifetimes = std::make_unique<Lifetimes>(index, accounting_, options_.max_listed);
     p->lifetimes->setObserver(lifetime_observer_);
-    p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed);
+    p->phase_tracker = std::make_unique<PhaseTracker>(options_.max_listed, options_.phase);
     if (prologue.dropped_events > 0) {
         // Known from the start (drop mode counts in the prologue as it goes): errors are
         // marked as they are found.

@@ -28,8 +28,10 @@ namespace gmt::analyzer {
 
 struct AnalysisOptions {
     size_t timeline_points = 2000;
-    size_t top = 10;                        // holes and pins kept per fragmentation entry
-    size_t max_listed = 1000;               // failures / errors / phases kept per process
+    size_t top = 10;          // holes and pins kept per fragmentation entry
+    size_t max_listed = 1000; // failures / errors / phases kept per process
+    // The phase a report or check is scoped to: kept past max_listed (phase_tracker.h).
+    std::optional<std::string> phase;
     size_t max_failure_fragmentation = 100; // failures measured for fragmentation
     // For the HTML view (0: not kept): by-kind timelines, sampled moments, and the address
     // layout (this many entries per list) at the peak and at the first `layout_failures`

@@ -15,7 +15,9 @@ uint32_t PhaseTracker::intern(uint32_t parent, const std::string& name, uint64_t
     key += name;
     auto it = index_.find(key);
     if (it == index_.end()) {
-        if (index_.size() >= max_names_) {
+        const bool kept = (kept_name_ && name == *kept_name_) ||
+                          (parent != kNoPhase && parent < kept_.size() && kept_[parent]);
+        if (index_.size() >= max_names_ && !kept) {
             parent = kNoPhase;
             key.assign(sizeof parent, '\0');
             std::memcpy(key.data(), &parent, sizeof parent);
@@ -30,6 +32,7 @@ uint32_t PhaseTracker::intern(uint32_t parent, const std::string& name, uint64_t
             s.depth = parent == kNoPhase ? 0 : phases_[parent].depth + 1;
             s.first_time_ns = time_ns;
             phases_.push_back(std::move(s));
+            kept_.push_back(kept); // kOtherPhases never is
         }
     }
     return it->second;

@@ -12,12 +12,15 @@
 //
 // Figures are kept per phase over every time it was entered, so a loop that marks "step" a
 // million times costs one entry; past `max_names` distinct phases the rest share one
-// top-level entry, kOtherPhases.
+// top-level entry, kOtherPhases, except the phases named `kept` and those nested in them:
+// the phase a report or check is scoped to keeps its own figures however many phases came
+// before it (a pytest run pushes one phase per test).
 #pragma once
 
 #include <gpumemtrace/format/records.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,7 +51,8 @@ struct PhaseStats {
 
 class PhaseTracker {
   public:
-    explicit PhaseTracker(size_t max_names) : max_names_(max_names) {}
+    explicit PhaseTracker(size_t max_names, std::optional<std::string> kept = std::nullopt)
+        : max_names_(max_names), kept_name_(std::move(kept)) {}
 
     // A Phase record, with the process's live device memory then. Returns the current
     // phase afterwards (kNoPhase: none).
@@ -91,7 +95,9 @@ class PhaseTracker {
     void touch(const Open& open, uint64_t time_ns, uint64_t live_bytes);
 
     size_t max_names_;
+    std::optional<std::string> kept_name_;
     std::vector<PhaseStats> phases_;
+    std::vector<bool> kept_; // per phase: named kept_name_, or nested in such a phase
     std::unordered_map<std::string, uint32_t> index_; // parent (4 bytes) + name
     Level base_;
     std::unordered_map<uint32_t, std::vector<Level>> threads_; // pushed levels per thread

@@ -1,10 +1,14 @@
 // What every subcommand shares: --version, one-line usage errors, an example in each
-// --help. Applied after all commands are registered so it covers them all.
+// --help, help wrapped to the terminal. Applied after all commands are registered so it
+// covers them all.
 #include "cli/commands.h"
 
 #include "base/text_safety.h"
+#include "cli/help_formatter.h"
+#include "cli/terminal_style.h"
 
 #include <new>
+#include <unistd.h>
 
 #ifndef GMT_VERSION
 #define GMT_VERSION "0.1.0"
@@ -47,6 +51,7 @@ void finishApp(CLI::App& app) {
         }
         return "gpumemtrace: " + analyzer::printable(e.what()) + " (see `" + where + " --help`)\n";
     });
+    useWrappingFormatter(app, terminalStyle(STDOUT_FILENO).width);
     for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->get_footer().empty()) {
             if (const char* example = defaultExample(sub->get_name())) {

@@ -169,6 +169,10 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     ao.iteration = args.iteration;
     ao.caching_allocators = cachingAllocatorTable(args.frameworks);
     ao.leak_filter = leakFilterOf(suppressions);
+    ao.user_code.roots = args.frameworks.user_code;
+    if (!args.source_root.empty()) {
+        ao.user_code.extra_roots.push_back(args.source_root);
+    }
     reports = loadEach(expandTraceInputs(traces), ao, args.jobs);
     GateLimits limits;
     limits.max_leaked_bytes = args.max_leaked_bytes;

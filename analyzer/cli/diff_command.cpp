@@ -6,6 +6,7 @@
 #include "base/size_parse.h"
 #include "base/text_safety.h"
 #include "cli/count_option.h"
+#include "cli/framework_options.h"
 #include "cli/report_input.h"
 #include "cli/terminal_style.h"
 #include "diff/diff_json.h"
@@ -29,6 +30,7 @@ struct DiffArgs {
     std::optional<double> max_peak_growth;
     std::optional<uint64_t> max_leak_growth;
     bool no_symbols = false;
+    std::vector<std::string> user_code;
     std::string format = "text";
     unsigned jobs = 0;
 };
@@ -67,6 +69,7 @@ uint64_t pidOf(const analyzer::Report& r) {
 int runDiff(const DiffArgs& args) {
     AnalyzeOptions ao;
     ao.symbols = !args.no_symbols;
+    ao.user_code.roots = args.user_code;
     // Sites are compared one by one: the largest kDiffSites of each run (a JSON report
     // holds what it was written with); beyond them only totals.
     ao.top = kDiffSites;
@@ -171,6 +174,7 @@ void addDiffCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-leak-growth", args->max_leak_growth,
                     "Fail when leaked bytes grow by more than BYTES (K, M, G, KiB, MiB, GiB)")
         ->transform(sizeTransform());
+    addUserCodeOption(cmd, args->user_code);
     cmd->add_flag("--no-symbols", args->no_symbols,
                   "Module + offset frames only (sites then match by offset)");
     cmd->footer("Two directories (a job's traces, one per rank) are compared process by process, "

@@ -2,6 +2,7 @@
 // familiar viewers (analyzer/export/exporter.h; docs/export.md). Several traces are one
 // process each.
 #include "cli/commands.h"
+#include "cli/framework_options.h"
 #include "cli/path_option.h"
 
 #include "base/text_safety.h"
@@ -23,6 +24,7 @@ struct ExportArgs {
     std::string output;
     std::string metric;
     bool no_symbols = false;
+    std::vector<std::string> user_code;
     bool full_stacks = false;
 };
 
@@ -42,6 +44,7 @@ int runExport(const ExportArgs& args) {
     options.format = kFormats.at(args.format);
     options.output = args.output;
     options.symbols = !args.no_symbols;
+    options.user_code.roots = args.user_code;
     options.full_stacks = args.full_stacks;
     if (!args.metric.empty()) {
         if (options.format != ExportFormat::Folded) {
@@ -85,6 +88,7 @@ void addExportCommand(CLI::App& app, int& exit_code) {
                     "folded: leaked or peak bytes, allocated bytes, allocations (default leaked)")
         ->check(CLI::IsMember({"leaked", "peak", "allocated", "allocations"}));
     cmd->add_flag("--no-symbols", args->no_symbols, "Module + offset frames only");
+    addUserCodeOption(cmd, args->user_code);
     cmd->add_flag("--full-stacks", args->full_stacks,
                   "Keep every frame, also the recorder's, the CUDA libraries' and libc start-up");
     cmd->footer("Formats and how to open them in each viewer: docs/export.md.\n\n"

@@ -12,10 +12,24 @@ namespace gmt::cli {
 
 using analyzer::CachingAllocatorTable;
 
+CLI::Option* addUserCodeOption(CLI::App* cmd, std::vector<std::string>& roots) {
+    return cmd
+        ->add_option("--user-code", roots,
+                     "Your code's directory (several: repeat, or DIR:DIR): stacks begin with "
+                     "the innermost frame under one, sites are named by it. Default: Python "
+                     "files outside the standard library and installed packages, native "
+                     "frames under the program's directory")
+        ->type_name("DIR")
+        ->delimiter(':')
+        ->envname("GPUMEMTRACE_USER_CODE")
+        ->check(nonEmptyPath());
+}
+
 std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& options,
                                               bool suppressions, bool print) {
     FrameworkOptions* o = &options;
     std::vector<CLI::Option*> added{
+        addUserCodeOption(cmd, o->user_code),
         cmd->add_option("--caching-allocators", o->caching_allocators,
                         "File of NAME: PATTERN lines adding caching allocators (or -NAME "
                         "dropping one) to the built-in table")

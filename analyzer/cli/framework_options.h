@@ -28,15 +28,21 @@ struct FrameworkOptions {
     std::string suppressions; // a file of leak:/error: rules, tried before the built-in ones
     bool no_builtin_suppressions = false;
     bool print_builtin_suppressions = false;
+    // Which frames are the user's own (report/own_code.h): `--user-code DIR`, several, or
+    // GPUMEMTRACE_USER_CODE=DIR:DIR; empty: the defaults.
+    std::vector<std::string> user_code;
 };
 
-// Adds --caching-allocators, --no-builtin-caching-allocators, --count-cached and
-// --print-caching-allocators to `cmd`; with `suppressions` (report, check) also
+// Adds --user-code, --caching-allocators, --no-builtin-caching-allocators, --count-cached
+// and --print-caching-allocators to `cmd`; with `suppressions` (report, check) also
 // --suppressions, --no-builtin-suppressions and --print-builtin-suppressions. Without `print`
 // (record
 // --check, which runs a command) the --print-* options are left out. Returns what it added.
 std::vector<CLI::Option*> addFrameworkOptions(CLI::App* cmd, FrameworkOptions& options,
                                               bool suppressions, bool print = true);
+
+// Adds --user-code DIR (several; DIR:DIR; GPUMEMTRACE_USER_CODE when absent) to `cmd`.
+CLI::Option* addUserCodeOption(CLI::App* cmd, std::vector<std::string>& roots);
 
 // The table the options describe; null with --count-cached (held memory is leaked then).
 // Throws InputError naming the file and line of a bad table.

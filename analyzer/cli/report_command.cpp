@@ -69,6 +69,7 @@ int runReport(const ReportArgs& args) {
     options.phase = args.phase;
     options.iteration = args.iteration;
     options.caching_allocators = cachingAllocatorTable(args.frameworks);
+    options.user_code.roots = args.frameworks.user_code;
     // The same rules as `check`: the leaks it would not fail on are not leaks here either.
     Suppressions suppressions = suppressionsOf(args.frameworks);
     options.leak_filter = leakFilterOf(suppressions);

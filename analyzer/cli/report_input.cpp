@@ -42,6 +42,7 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
         ro.iteration = options.iteration;
         ro.leak_filter = options.leak_filter;
         ro.caching_allocators = options.caching_allocators;
+        ro.user_code = options.user_code;
         return analyzer::reportOfTraces({path}, ro);
     } catch (const analyzer::TraceError& e) {
         throw InputError(e.what());

@@ -32,6 +32,7 @@ struct AnalyzeOptions {
     // What is held at exit rather than leaked (analyzer::ReportOptions::caching_allocators).
     std::shared_ptr<const analyzer::CachingAllocatorTable> caching_allocators =
         analyzer::CachingAllocatorTable::builtin();
+    analyzer::UserCodeOptions user_code; // analyzer::ReportOptions::user_code
 };
 
 // The report of one trace (one process).

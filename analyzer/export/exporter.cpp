@@ -36,6 +36,7 @@ std::string outputOrStdout(const std::string& output) {
 std::unique_ptr<ExportWriter> makeWriter(const Analysis& analysis,
                                          const std::vector<std::string>& traces,
                                          const ExportOptions& o) {
+    const FrameSource frames{o.symbols, o.user_code};
     switch (o.format) {
     case ExportFormat::MemoryViz: {
         std::vector<std::string> outputs = memoryVizOutputs(traces, o.output);
@@ -44,21 +45,21 @@ std::unique_ptr<ExportWriter> makeWriter(const Analysis& analysis,
         const std::string first = outputs.front();
         const std::string scratch =
             first == "-" ? std::filesystem::temp_directory_path().string() : directoryOf(first);
-        return std::make_unique<MemoryVizWriter>(analysis, std::move(outputs), scratch, o.symbols,
+        return std::make_unique<MemoryVizWriter>(analysis, std::move(outputs), scratch, frames,
                                                  o.full_stacks);
     }
     case ExportFormat::Perfetto:
-        return std::make_unique<TraceEventWriter>(analysis, outputOrStdout(o.output), o.symbols,
+        return std::make_unique<TraceEventWriter>(analysis, outputOrStdout(o.output), frames,
                                                   o.full_stacks);
     case ExportFormat::Folded:
-        return std::make_unique<FoldedWriter>(analysis, outputOrStdout(o.output), o.metric,
-                                              o.symbols, o.full_stacks);
+        return std::make_unique<FoldedWriter>(analysis, outputOrStdout(o.output), o.metric, frames,
+                                              o.full_stacks);
     case ExportFormat::Ndjson:
         if (o.output.empty() || o.output == "-") {
             throw OutputError("ndjson writes one file per table: give a directory with -o DIR");
         }
         makeDirectory(o.output);
-        return std::make_unique<NdjsonWriter>(analysis, o.output, o.symbols);
+        return std::make_unique<NdjsonWriter>(analysis, o.output, frames);
     }
     throw OutputError("unknown export format");
 }
@@ -103,6 +104,7 @@ void exportTraces(const std::vector<std::string>& traces, const ExportOptions& o
         ReportOptions ro;
         ro.top = std::numeric_limits<size_t>::max(); // every site: the tables are complete
         ro.symbols = options.symbols;
+        ro.user_code = options.user_code;
         report = makeReport(analysis, ro);
     }
     writer->finish(report ? &*report : nullptr);

@@ -23,6 +23,7 @@ struct ExportOptions {
     std::string output;
     FoldedMetric metric = FoldedMetric::Leaked;
     bool symbols = true;
+    UserCodeOptions user_code; // which frames are the user's own (report/own_code.h)
     bool full_stacks = false;
 };
 

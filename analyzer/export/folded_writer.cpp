@@ -28,9 +28,9 @@ std::string frameLabel(const Frame& f) {
 } // namespace
 
 FoldedWriter::FoldedWriter(const Analysis& analysis, const std::string& output, FoldedMetric metric,
-                           bool symbols, bool full_stacks)
+                           const FrameSource& frames, bool full_stacks)
     : analysis_(analysis), out_(output), metric_(metric), full_stacks_(full_stacks),
-      stacks_(analysis, symbols) {}
+      stacks_(analysis, frames) {}
 
 void FoldedWriter::began(const LifetimeInfo& l, const format::Event&) {
     if (metric_ != FoldedMetric::Allocated && metric_ != FoldedMetric::Allocations) {
@@ -55,7 +55,7 @@ std::string FoldedWriter::processRoot(uint64_t pid) const {
 
 std::string FoldedWriter::folded(const Stack& stack, const std::string& root) const {
     std::string line = root;
-    const std::vector<const Frame*> frames = shownFrames(stack, full_stacks_);
+    const std::vector<const Frame*> frames = userFrames(stack, full_stacks_);
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
         if (!line.empty()) {
             line += ';';

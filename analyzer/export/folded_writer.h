@@ -27,7 +27,7 @@ enum class FoldedMetric { Leaked, Peak, Allocated, Allocations };
 class FoldedWriter final : public ExportWriter {
   public:
     FoldedWriter(const Analysis& analysis, const std::string& output, FoldedMetric metric,
-                 bool symbols, bool full_stacks);
+                 const FrameSource& frames, bool full_stacks);
 
     void began(const LifetimeInfo& lifetime, const format::Event& e) override;
     bool needsReport() const override {

@@ -110,9 +110,10 @@ struct MemoryVizWriter::Snapshot {
 };
 
 MemoryVizWriter::MemoryVizWriter(const Analysis& analysis, std::vector<std::string> outputs,
-                                 std::string scratch_directory, bool symbols, bool full_stacks)
+                                 std::string scratch_directory, const FrameSource& frames,
+                                 bool full_stacks)
     : analysis_(analysis), scratch_directory_(std::move(scratch_directory)),
-      full_stacks_(full_stacks), stacks_(analysis, symbols) {
+      full_stacks_(full_stacks), stacks_(analysis, frames) {
     for (uint32_t i = 0; i < outputs.size(); ++i) {
         auto s = std::make_unique<Snapshot>(outputs[i]);
         s->process = i;

@@ -42,7 +42,7 @@ class MemoryVizWriter final : public ExportWriter {
   public:
     // outputs[i]: where process i's snapshot goes; scratch files go to scratch_directory.
     MemoryVizWriter(const Analysis& analysis, std::vector<std::string> outputs,
-                    std::string scratch_directory, bool symbols, bool full_stacks);
+                    std::string scratch_directory, const FrameSource& frames, bool full_stacks);
     ~MemoryVizWriter() override;
 
     void record(uint32_t process, const Record& record) override;

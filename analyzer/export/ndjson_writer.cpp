@@ -98,8 +98,9 @@ void writeSchema(const std::string& directory) {
 
 } // namespace
 
-NdjsonWriter::NdjsonWriter(const Analysis& analysis, const std::string& directory, bool symbols)
-    : analysis_(analysis), directory_(directory), symbols_(symbols),
+NdjsonWriter::NdjsonWriter(const Analysis& analysis, const std::string& directory,
+                           const FrameSource& frames)
+    : analysis_(analysis), directory_(directory), frames_(frames),
       events_(path(directory, "events.ndjson")),
       allocations_(path(directory, "allocations.ndjson")) {}
 
@@ -204,7 +205,7 @@ void NdjsonWriter::writeStacks() {
     const auto& processes = analysis_.processes();
     for (uint32_t i = 0; i < processes.size(); ++i) {
         const ProcessData& p = *processes[i];
-        StackSymbolizer symbolizer(p, symbols_);
+        StackSymbolizer symbolizer(p, frames_.symbols, frames_.user_code);
         std::vector<uint32_t> ids;
         ids.reserve(p.stacks.size());
         for (const auto& [id, addresses] : p.stacks) {

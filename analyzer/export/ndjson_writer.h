@@ -20,6 +20,7 @@
 #include "base/output_file.h"
 #include "export/export_writer.h"
 #include "export/json_text.h"
+#include "export/stack_cache.h"
 
 #include <memory>
 #include <optional>
@@ -31,7 +32,7 @@ namespace gmt::analyzer {
 
 class NdjsonWriter final : public ExportWriter {
   public:
-    NdjsonWriter(const Analysis& analysis, const std::string& directory, bool symbols);
+    NdjsonWriter(const Analysis& analysis, const std::string& directory, const FrameSource& frames);
 
     void record(uint32_t process, const Record& record) override;
     void began(const LifetimeInfo& lifetime, const format::Event& e) override;
@@ -53,7 +54,7 @@ class NdjsonWriter final : public ExportWriter {
 
     const Analysis& analysis_;
     std::string directory_;
-    bool symbols_;
+    FrameSource frames_;
     OutputFile events_;
     OutputFile allocations_;
     JsonLine line_;

@@ -15,7 +15,8 @@ const Stack& StackCache::frames(uint32_t process, uint32_t stack) {
     }
     auto& symbolizer = symbolizers_[process];
     if (!symbolizer) {
-        symbolizer = std::make_unique<StackSymbolizer>(*analysis_.processes()[process], symbols_);
+        symbolizer = std::make_unique<StackSymbolizer>(*analysis_.processes()[process],
+                                                       frames_.symbols, frames_.user_code);
     }
     return cache_.emplace(key, symbolizer->stack(stack)).first->second;
 }

@@ -15,9 +15,17 @@
 
 namespace gmt::analyzer {
 
+// How an export's frames are made: symbolized or module + offset, and which are the user's
+// own (report/own_code.h).
+struct FrameSource {
+    bool symbols = true;
+    UserCodeOptions user_code;
+};
+
 class StackCache {
   public:
-    StackCache(const Analysis& analysis, bool symbols) : analysis_(analysis), symbols_(symbols) {}
+    StackCache(const Analysis& analysis, const FrameSource& frames)
+        : analysis_(analysis), frames_(frames) {}
 
     // Innermost first; empty for stack 0. Valid until the next call.
     const Stack& frames(uint32_t process, uint32_t stack);
@@ -25,7 +33,7 @@ class StackCache {
   private:
     static constexpr size_t kMaxCached = 1 << 16;
     const Analysis& analysis_;
-    bool symbols_;
+    FrameSource frames_;
     std::vector<std::unique_ptr<StackSymbolizer>> symbolizers_; // per process, made on use
     std::unordered_map<uint64_t, Stack> cache_;                 // process << 32 | stack
 };

@@ -76,8 +76,8 @@ struct TraceEventWriter::Process {
 };
 
 TraceEventWriter::TraceEventWriter(const Analysis& analysis, const std::string& output,
-                                   bool symbols, bool full_stacks)
-    : analysis_(analysis), out_(output), full_stacks_(full_stacks), stacks_(analysis, symbols) {
+                                   const FrameSource& frames, bool full_stacks)
+    : analysis_(analysis), out_(output), full_stacks_(full_stacks), stacks_(analysis, frames) {
     out_.write("{\"traceEvents\":[\n");
 }
 

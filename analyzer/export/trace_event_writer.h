@@ -37,7 +37,7 @@ namespace gmt::analyzer {
 
 class TraceEventWriter final : public ExportWriter {
   public:
-    TraceEventWriter(const Analysis& analysis, const std::string& output, bool symbols,
+    TraceEventWriter(const Analysis& analysis, const std::string& output, const FrameSource& frames,
                      bool full_stacks);
     ~TraceEventWriter() override;
 

@@ -25,6 +25,9 @@ struct Frame {
     std::string file;               // source file; empty when unknown
     int line = 0;                   // 0 when unknown
     bool inlined = false;
+    // The user's own code (report/own_code.h): views lead a stack with its innermost own
+    // frame and fold the library frames around it.
+    bool own = false;
 };
 
 // Innermost frame first.

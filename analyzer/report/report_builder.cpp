@@ -185,8 +185,8 @@ class Builder {
     // never reads that process's debug information.
     Stack stackOf(uint32_t process, uint32_t id) {
         if (!stacks_[process]) {
-            stacks_[process] =
-                std::make_unique<StackSymbolizer>(*procs_[process], options_.symbols);
+            stacks_[process] = std::make_unique<StackSymbolizer>(*procs_[process], options_.symbols,
+                                                                 options_.user_code);
         }
         return stacks_[process]->stack(id);
     }

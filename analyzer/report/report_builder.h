@@ -8,6 +8,7 @@
 #include "base/version.h"
 #include "model/report.h"
 #include "report/leak_policy.h"
+#include "report/own_code.h"
 
 #include <cstddef>
 #include <functional>
@@ -48,6 +49,7 @@ struct ReportOptions {
     size_t top = 10;               // leaks, top sites, holes and pins listed
     size_t timeline_points = 2000; // per device (an analysis option: must match it)
     bool symbols = true;           // false: module + offset frames only
+    UserCodeOptions user_code;     // which frames are the user's own (report/own_code.h)
     // Leaks and growth: only those of this phase and the phases nested in it
     // (LeakScope::phase, GrowthScope::phase).
     std::optional<std::string> phase;

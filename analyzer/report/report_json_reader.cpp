@@ -182,6 +182,9 @@ Frame frameOf(const Field& f) {
     if (auto offset = f.find("offset")) {
         frame.offset = offset->hex();
     }
+    if (auto own = f.find("own")) { // absent in reports of older versions: not own
+        frame.own = own->boolean();
+    }
     return frame;
 }
 

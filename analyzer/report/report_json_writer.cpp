@@ -26,7 +26,8 @@ Json frameJson(const Frame& f) {
            {"function", validUtf8(f.function)},
            {"file", validUtf8(f.file)},
            {"line", f.line},
-           {"inlined", f.inlined}};
+           {"inlined", f.inlined},
+           {"own", f.own}};
     if (f.offset && !python) {
         j["offset"] = hex(*f.offset);
     }

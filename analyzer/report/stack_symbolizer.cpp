@@ -4,8 +4,11 @@
 
 namespace gmt::analyzer {
 
-StackSymbolizer::StackSymbolizer(const ProcessData& process, bool symbols)
-    : process_(process), symbolizer_(makeSymbolizer(symbols)) {}
+StackSymbolizer::StackSymbolizer(const ProcessData& process, bool symbols,
+                                 const UserCodeOptions& user_code)
+    : process_(process), symbolizer_(makeSymbolizer(symbols)),
+      own_(user_code,
+           process.header ? std::string_view(process.header->executable) : std::string_view()) {}
 
 void StackSymbolizer::appendNative(uint64_t address, std::vector<Frame>& frames) {
     // The symbolizer caches per address; the module lookup is a binary search.
@@ -14,6 +17,7 @@ void StackSymbolizer::appendNative(uint64_t address, std::vector<Frame>& frames)
         if (m) {
             f.offset = address - m->base;
         }
+        f.own = own_.own(f);
         frames.push_back(std::move(f));
     }
 }
@@ -29,6 +33,7 @@ const Frame& StackSymbolizer::python(const format::PythonFrame& frame) {
         f.function = std::move(source.function);
         f.file = std::move(source.file);
         f.line = source.line;
+        f.own = own_.own(f);
     }
     return it->second;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "report/own_code.h"
 #include "symbols/symbolizer.h"
 
 #include <cstdint>
@@ -17,7 +18,9 @@ namespace gmt::analyzer {
 
 class StackSymbolizer {
   public:
-    StackSymbolizer(const ProcessData& process, bool symbols);
+    // Frames come out marked Frame::own as `user_code` says (report/own_code.h).
+    StackSymbolizer(const ProcessData& process, bool symbols,
+                    const UserCodeOptions& user_code = {});
 
     // Innermost first; empty for stack 0 (none recorded) or an id the trace never defined.
     // Modules the process recorded since the last call are taken in first, so a view that
@@ -31,6 +34,7 @@ class StackSymbolizer {
     const ProcessData& process_;
     std::unique_ptr<Symbolizer> symbolizer_;
     ModuleOffsetSymbolizer modules_;
+    OwnCode own_;
     std::unordered_map<uint64_t, Frame> python_; // by code id << 32 | instruction
     size_t modules_added_ = 0;
 };

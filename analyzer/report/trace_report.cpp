@@ -18,6 +18,7 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.detail.site_timeline_sites = 2 * options.detail.site_timeline_sites;
     ao.layout_entries = options.detail.layout_entries;
     ao.layout_failures = options.detail.layout_failures;
+    ao.phase = options.phase;
     Analysis analysis(ao);
     analyzeTraces(traces, analysis);
     GrowthOptions growth;

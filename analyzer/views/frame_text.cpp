@@ -1,6 +1,7 @@
 #include "views/frame_text.h"
 
 #include "base/hex.h"
+#include "report/own_code.h"
 
 #include <algorithm>
 
@@ -13,10 +14,6 @@ std::string_view basename(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 std::string moduleOffset(const Frame& f) {
     if (f.module.empty()) {
         return hex(f.address);
@@ -27,15 +24,7 @@ std::string moduleOffset(const Frame& f) {
 } // namespace
 
 bool hiddenFrame(const Frame& f) {
-    if (f.language != FrameLanguage::Native) {
-        return false;
-    }
-    const std::string_view module = basename(f.module);
-    const std::string_view file = basename(f.file);
-    return startsWith(module, "libgpumemtrace") || startsWith(module, "libcuda.so") ||
-           startsWith(module, "libcudart") || file == "cuda_runtime.h" ||
-           file == "cuda_runtime_api.h" || startsWith(f.function, "__libc_start_") ||
-           f.function == "_start";
+    return runtimeFrame(f);
 }
 
 namespace {
@@ -106,11 +95,56 @@ const Frame* firstShown(const Stack& stack) {
 
 } // namespace
 
+namespace {
+
+size_t ownIndex(const Stack& stack) {
+    const Frame* own = ownFrame(stack);
+    return own ? static_cast<size_t>(own - stack.data()) : stack.size();
+}
+
+// The own frame, how it reached CUDA, then its own callers; library frames between and
+// after them are counted, not shown.
+std::vector<FrameText> ownFirstText(const Stack& stack, size_t own, size_t max_frames) {
+    std::vector<FrameText> lines{frameText(stack[own])};
+    if (std::string via = viaText(stack); !via.empty()) {
+        lines.push_back({"  " + via, ""});
+    }
+    size_t shown = 0, library = 0, left_out = 0;
+    for (size_t i = own + 1; i < stack.size(); ++i) {
+        const Frame& f = stack[i];
+        if (!f.own) {
+            library += hiddenFrame(f) ? 0 : 1;
+            continue;
+        }
+        // Python frames are never left out (as in every stack): they are the program's lines.
+        if (shown == max_frames && f.language == FrameLanguage::Native) {
+            ++left_out;
+            continue;
+        }
+        if (library > 0) {
+            lines.push_back({frameCount(library, " library"), ""});
+            library = 0;
+        }
+        lines.push_back(frameText(f));
+        shown += f.language == FrameLanguage::Native ? 1 : 0;
+    }
+    if (library + left_out > 0) {
+        lines.push_back({frameCount(library + left_out, " more"), ""});
+    }
+    return lines;
+}
+
+} // namespace
+
 std::vector<FrameText> stackText(const Stack& stack, const StackStyle& style) {
     std::vector<FrameText> lines;
     if (stack.empty()) {
         lines.push_back({"(no stack recorded)", ""});
         return lines;
+    }
+    if (const size_t own = ownIndex(stack);
+        own < stack.size() && !style.full && !style.python_only) {
+        return ownFirstText(stack, own, style.max_frames);
     }
     const bool full = showHidden(stack, style.full);
     // --python-only: the caller and, when the stack has it, the CUDA function it called.
@@ -145,6 +179,9 @@ std::string siteLabel(const Stack& stack) {
     if (stack.empty()) {
         return "(no stack)";
     }
+    if (const Frame* own = ownFrame(stack)) {
+        return frameText(*own).str();
+    }
     const Frame* native = firstShown(stack);
     for (const Frame& f : stack) {
         if (f.language == FrameLanguage::Python) {
@@ -156,11 +193,122 @@ std::string siteLabel(const Stack& stack) {
 
 const Frame* sourceFrame(const Stack& stack) {
     for (const Frame& f : stack) {
+        if (f.own && !f.file.empty() && f.line > 0) {
+            return &f;
+        }
+    }
+    for (const Frame& f : stack) {
         if (!hiddenFrame(f) && !f.file.empty() && f.line > 0) {
             return &f;
         }
     }
     return nullptr;
+}
+
+const Frame* ownFrame(const Stack& stack) {
+    for (const Frame& f : stack) {
+        if (f.own) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+namespace {
+
+// A library's Python function as its package names it: ".../site-packages/torch/nn/
+// modules/linear.py" + "forward" -> "torch.nn.modules.linear.forward".
+std::string dottedPython(const Frame& f) {
+    std::string_view path = f.file;
+    for (std::string_view root : {"/site-packages/", "/dist-packages/"}) {
+        if (size_t at = path.rfind(root); at != std::string_view::npos) {
+            path = path.substr(at + root.size());
+            break;
+        }
+    }
+    if (path.size() == f.file.size()) { // the standard library: from lib/python3.X/
+        if (size_t at = path.find("/python3"); at != std::string_view::npos) {
+            const size_t next = path.find('/', at + 1);
+            path = next == std::string_view::npos ? basename(path) : path.substr(next + 1);
+        } else {
+            path = basename(path);
+        }
+    }
+    std::string module(path.substr(0, path.size() - (path.ends_with(".py") ? 3 : 0)));
+    std::replace(module.begin(), module.end(), '/', '.');
+    if (module.ends_with(".__init__")) {
+        module.resize(module.size() - 9);
+    }
+    return module.empty() ? f.function : module + "." + f.function;
+}
+
+// A C++ function without its parameters and all but its last two qualifiers:
+// "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char,
+// unsigned long)" -> "DeviceCachingAllocator::malloc".
+std::string shortFunction(std::string_view name) {
+    int depth = 0;
+    size_t end = name.size();
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        depth += c == '<' || c == '(' ? 1 : c == '>' || c == ')' ? -1 : 0;
+        if (c == '(' && depth == 1 && i > 0) {
+            end = i;
+            break;
+        }
+    }
+    name = name.substr(0, end);
+    size_t cut = 0, qualifiers = 0;
+    depth = 0;
+    for (size_t i = name.size(); i-- > 1;) {
+        const char c = name[i];
+        depth += c == '>' ? 1 : c == '<' ? -1 : 0;
+        if (depth == 0 && c == ':' && name[i - 1] == ':' && ++qualifiers == 2) {
+            cut = i + 1;
+            break;
+        }
+    }
+    return std::string(name.substr(cut));
+}
+
+} // namespace
+
+std::string viaText(const Stack& stack) {
+    const size_t own = ownIndex(stack);
+    if (own == stack.size()) {
+        return {};
+    }
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < own; ++i) {
+        if (stack[i].language == FrameLanguage::Python) {
+            parts.push_back(dottedPython(stack[i]));
+            break;
+        }
+    }
+    if (const size_t caller = cudaCallerIndex(stack); caller < own) {
+        const Frame& f = stack[caller];
+        parts.push_back(f.function.empty()
+                            ? std::string(basename(f.module.empty() ? moduleOffset(f) : f.module))
+                            : shortFunction(f.function));
+    }
+    std::string via;
+    for (const std::string& part : parts) {
+        via += (via.empty() ? "via " : " \u2192 ") + part;
+    }
+    return via;
+}
+
+std::vector<const Frame*> userFrames(const Stack& stack, bool full) {
+    const size_t own = ownIndex(stack);
+    if (full || own == stack.size()) {
+        return shownFrames(stack, full);
+    }
+    std::vector<const Frame*> frames;
+    for (size_t i = own; i < stack.size(); ++i) {
+        if (stack[i].own) {
+            frames.push_back(&stack[i]);
+        }
+    }
+    return frames;
 }
 
 std::string siteKey(const Stack& stack) {

@@ -52,6 +52,7 @@ class FrameTable {
                                        {"file", ""},
                                        {"line", 0},
                                        {"inlined", false},
+                                       {"own", false},
                                        {"label", "(frame not embedded)"},
                                        {"where", ""},
                                        {"hidden", false}});

@@ -29,6 +29,26 @@ GPUMEMTRACE_API void gpumemtrace_mark_phase(const char* name);
 GPUMEMTRACE_API void gpumemtrace_push_phase(const char* name);
 GPUMEMTRACE_API void gpumemtrace_pop_phase(void);
 
+/* What the trace holds between this thread's last gpumemtrace_push_phase() and the
+ * gpumemtrace_pop_phase() that followed it. A phase with no record between its push and
+ * its pop, and no event dropped meanwhile, had no memory event in it at all, from any
+ * thread: a test harness can say so without reading the trace (the pytest plugin,
+ * docs/ci.md). */
+struct gpumemtrace_popped_phase {
+    /* Records of any thread between the push and the pop: events, phases, and what the
+     * events refer to (stacks, modules, Python code, a caching allocator's settings). */
+    unsigned long long records;
+    /* Events lost meanwhile (GPUMEMTRACE_ON_FULL=drop, or calls after the trace ended). */
+    unsigned long long dropped;
+};
+
+/* Fills the first `size` bytes of *phase (size: sizeof(struct gpumemtrace_popped_phase);
+ * fields added later come at the end). Returns 0, or -1 when this thread's last push or pop
+ * was not a pop right after a push, either of them could not be recorded, or the process is
+ * not traced. */
+GPUMEMTRACE_API int gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phase* phase,
+                                                  unsigned long size);
+
 /* Moves everything recorded so far from the in-file ring into the log. Recorded events
  * are durable without it; this only makes the log current. Returns 0, or -1 when this
  * process has no trace (nothing recorded yet, or tracing is off). */

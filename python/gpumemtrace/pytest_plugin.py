@@ -15,6 +15,13 @@ analysed for that phase (``gpumemtrace check --phase TEST --format json``):
   (phases it marks, NVTX ranges, or its allocation pattern; docs/analysis.md);
 * the peak increase: how far the device memory rose above its level when the test began.
 
+A test that recorded nothing gets its verdict without reading the trace: the recorder
+counts what the trace holds between the push of the test's phase and its pop
+(``gpumemtrace_last_popped_phase``), and a phase with no record in it has no allocation, so
+no leak, no growth and no peak increase; ``check`` would say exactly that, so it is not run
+(``_Verdict.of_empty_phase``). Every other test (anything recorded, events dropped, a test
+id pushed before) is checked as above (docs/ci.md, "What a verdict costs").
+
 Every test gets a verdict (the terminal summary lists them; the figures are JUnit
 properties of the test case with ``--junitxml``). A test *fails* on them when marked:
 
@@ -63,6 +70,11 @@ def _format_bytes(n):
     return "%d B" % n
 
 
+class _PoppedPhase(ctypes.Structure):
+    """struct gpumemtrace_popped_phase (include/gpumemtrace.h)."""
+    _fields_ = [("records", ctypes.c_ulonglong), ("dropped", ctypes.c_ulonglong)]
+
+
 class _Recorder:
     """libgpumemtrace.so's public API, when this process runs under the recorder."""
 
@@ -78,6 +90,11 @@ class _Recorder:
         except AttributeError:
             self.available = False
             return
+        # Newer than the rest of the API: a recorder without it gives no fast verdicts.
+        self.last_popped = getattr(lib, "gpumemtrace_last_popped_phase", None)
+        if self.last_popped is not None:
+            self.last_popped.argtypes = [ctypes.POINTER(_PoppedPhase), ctypes.c_ulong]
+            self.last_popped.restype = ctypes.c_int
         self.push.argtypes = [ctypes.c_char_p]
         self.push.restype = None
         self.pop.argtypes = []
@@ -90,6 +107,17 @@ class _Recorder:
             path = trace_file()
             self.path = path.decode() if path else None
             self.available = self.path is not None
+
+    def popped_phase_was_empty(self):
+        """True when the trace holds no record between this thread's last push and the pop
+        right after it, and no event was dropped meanwhile; False when it does, or when the
+        recorder cannot tell."""
+        if self.last_popped is None:
+            return False
+        phase = _PoppedPhase()
+        if self.last_popped(ctypes.byref(phase), ctypes.sizeof(phase)) != 0:
+            return False
+        return phase.records == 0 and phase.dropped == 0
 
 
 def _preload_library():
@@ -125,6 +153,47 @@ def _find_cli(configured):
     return None
 
 
+# Phase names this process pushed (in every pytest session it ran: pytest.main() may run
+# twice): check judges every occurrence of a name together, so only a name's first push is
+# judged from the recorder's count alone.
+_PUSHED = set()
+
+
+class _Verdict:
+    """One test's figures and failed checks, as `gpumemtrace check --format json` gives them.
+
+    failed: (name, summary, details) of each failed check other than "errors";
+    increase_text: the peak increase as check writes it ("1.0 GiB"), None without a limit.
+    """
+
+    def __init__(self, leaked, growth, increase, increase_text, over_limit, failed):
+        self.leaked = leaked
+        self.growth = growth
+        self.increase = increase
+        self.increase_text = increase_text
+        self.over_limit = over_limit
+        self.failed = failed
+
+    @classmethod
+    def of_check(cls, process):
+        checks = {c["name"]: c for c in process["checks"]}
+        increase = checks.get("peak_increase")
+        return cls(checks["leaks"]["value"] or 0, checks.get("growth", {}).get("value") or 0,
+                   increase["value"] if increase else None,
+                   increase["summary"].split(" more")[0] if increase else None,
+                   bool(increase) and not increase["passed"],
+                   [(c["name"], c["summary"], c["details"]) for c in process["checks"]
+                    if not c["passed"] and c["name"] != "errors"])
+
+    @classmethod
+    def of_empty_phase(cls, limit):
+        """What check says of a phase marked once with no event in it: nothing allocated
+        in it, so nothing leaked, nothing grows, and the device memory never rose above its
+        level at the push ("0 B": check's text for zero bytes); no check fails."""
+        return cls(0, 0, 0 if limit is not None else None, "0 B" if limit is not None else None,
+                   False, [])
+
+
 class GpuMemTrace:
     """The per-test phases and verdicts of one pytest process."""
 
@@ -135,10 +204,14 @@ class GpuMemTrace:
         self.no_leaks = config.getoption("gpumemtrace_no_leaks")
         growth = config.getoption("gpumemtrace_max_growth")
         self.max_growth = parse_size(growth) if growth is not None else None
+        self.always_check = config.getoption("gpumemtrace_always_check")
         self.verdicts = []  # (nodeid, verdict line, failed)
+        self.from_recorder = 0  # verdicts given without reading the trace
+        self.from_check = 0  # `gpumemtrace check` runs
 
     def _check(self, item, limit, no_leaks):
         """`gpumemtrace check` of the trace so far, for this test's phase."""
+        self.from_check += 1
         self.recorder.flush()
         args = [self.cli, "check", self.recorder.path, "--phase", item.nodeid, "--format",
                 "json", "--allow-incomplete", "--no-fail-on-errors", "--top", "5",
@@ -153,7 +226,14 @@ class GpuMemTrace:
         if run.returncode not in (0, 1):
             raise RuntimeError("gpumemtrace check failed (exit %d): %s"
                                % (run.returncode, run.stderr.strip()))
-        return json.loads(run.stdout)["processes"][0]
+        return _Verdict.of_check(json.loads(run.stdout)["processes"][0])
+
+    def _verdict(self, item, limit, no_leaks, first_push):
+        """The recorder's count when it settles the verdict, else `gpumemtrace check`."""
+        if first_push and not self.always_check and self.recorder.popped_phase_was_empty():
+            self.from_recorder += 1
+            return _Verdict.of_empty_phase(limit)
+        return self._check(item, limit, no_leaks)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -165,37 +245,33 @@ class GpuMemTrace:
                                         "@pytest.mark.gpu_limit_memory(\"2 GiB\")")
             limit = parse_size(limit_marker.args[0])
         no_leaks = self.no_leaks or item.get_closest_marker("gpu_no_leaks") is not None
+        first_push = item.nodeid not in _PUSHED
+        _PUSHED.add(item.nodeid)
         self.recorder.push(item.nodeid.encode())
         try:
             outcome = yield
         finally:
             self.recorder.pop()
-        verdict = self._check(item, limit, no_leaks)
-        checks = {c["name"]: c for c in verdict["checks"]}
-        leaked = checks["leaks"]["value"] or 0
-        growth = checks.get("growth", {}).get("value") or 0
-        increase = checks.get("peak_increase", {}).get("value")
-        item.user_properties.append(("gpumemtrace_leaked_bytes", leaked))
-        item.user_properties.append(("gpumemtrace_growth_bytes_per_iteration", growth))
-        if increase is not None:
-            item.user_properties.append(("gpumemtrace_peak_increase_bytes", increase))
-        failed = [c for c in verdict["checks"] if not c["passed"] and c["name"] != "errors"]
+        verdict = self._verdict(item, limit, no_leaks, first_push)
+        item.user_properties.append(("gpumemtrace_leaked_bytes", verdict.leaked))
+        item.user_properties.append(("gpumemtrace_growth_bytes_per_iteration", verdict.growth))
+        if verdict.increase is not None:
+            item.user_properties.append(("gpumemtrace_peak_increase_bytes", verdict.increase))
         words = []
-        if leaked:
-            words.append("leaked " + _format_bytes(leaked))
-        if growth:
-            words.append("grows " + _format_bytes(growth) + "/iteration")
-        if "peak_increase" in checks:
-            over = not checks["peak_increase"]["passed"]
-            words.append(("over limit: " if over else "peak +")
-                         + checks["peak_increase"]["summary"].split(" more")[0])
+        if verdict.leaked:
+            words.append("leaked " + _format_bytes(verdict.leaked))
+        if verdict.growth:
+            words.append("grows " + _format_bytes(verdict.growth) + "/iteration")
+        if verdict.increase_text is not None:
+            words.append(("over limit: " if verdict.over_limit else "peak +")
+                         + verdict.increase_text)
         line = ", ".join(words) or "ok"
-        self.verdicts.append((item.nodeid, line, bool(failed)))
-        if failed and outcome.excinfo is None:
+        self.verdicts.append((item.nodeid, line, bool(verdict.failed)))
+        if verdict.failed and outcome.excinfo is None:
             text = ["GPU memory verdict of %s (gpumemtrace):" % item.nodeid]
-            for c in failed:
-                text.append("  FAIL %s: %s" % (c["name"], c["summary"]))
-                text += ["    " + d for d in c["details"]]
+            for name, summary, details in verdict.failed:
+                text.append("  FAIL %s: %s" % (name, summary))
+                text += ["    " + d for d in details]
             pytest.fail("\n".join(text), pytrace=False)
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -204,6 +280,9 @@ class GpuMemTrace:
         for nodeid, line, failed in self.verdicts:
             terminalreporter.write_line("%s %s: %s" % ("FAIL" if failed else "ok  ", nodeid,
                                                        line))
+        terminalreporter.write_line(
+            "verdicts: %d from the recorder's count (nothing recorded in the test), %d by "
+            "gpumemtrace check" % (self.from_recorder, self.from_check))
 
 
 def _without_recorder(env):
@@ -230,6 +309,9 @@ def pytest_addoption(parser):
                     help="fail tests whose GPU memory grows by more than SIZE per iteration")
     group.addoption("--gpumemtrace-require", action="store_true", default=False,
                     help="stop when not run under `gpumemtrace record` instead of warning")
+    group.addoption("--gpumemtrace-always-check", action="store_true", default=False,
+                    help="have every test's verdict made by `gpumemtrace check`, also for "
+                         "tests in which nothing was recorded")
     group.addoption("--gpumemtrace-cli", metavar="PATH", default=None,
                     help="the gpumemtrace executable (default: next to the preloaded "
                          "libgpumemtrace.so, then PATH)")

@@ -205,7 +205,7 @@ TEST_CASE("report: JSON with --format json - valid against the schema") {
             CHECK(leak["stack"][0]["offset"] == "0x1300");
             CHECK(leak["stack"][1] == nlohmann::json::parse(R"({"address": "", "module": "",
                 "function": "Model.step", "file": "/srv/train.py", "line": 40, "inlined": false,
-                "language": "python"})"));
+                "own": true, "language": "python"})"));
         }
     }
     CHECK(found);

@@ -149,6 +149,43 @@ TEST_CASE("phases: names past the cap share one entry") {
     CHECK(r.processes[0].phases.size() == 20); // markers listed: capped
 }
 
+// The phase a report is scoped to keeps its figures past the cap, with the phases nested
+// in it (a pytest run pushes one phase per test: the 1001st test's check must find its own).
+TEST_CASE("phases: the scoped phase and its nested phases keep their names past the cap") {
+    auto b = standardTrace();
+    for (uint64_t i = 0; i < 30; ++i) {
+        b.push(10 + i * 10, "test " + std::to_string(i));
+        if (i == 25) {
+            b.push(12 + i * 10, "inner");
+            b.event(Ev::alloc(13 + i * 10, B + i * 0x1000, 100, Api::cudaMalloc, Kind::Device, 1));
+            b.pop(14 + i * 10);
+        }
+        b.pop(15 + i * 10);
+    }
+    b.trailer(1000);
+    TempDir dir;
+    const std::string trace = b.write(dir.file("t.gmtrace"));
+    analyzer::ReportOptions o;
+    o.symbols = false;
+    o.phase = "test 25";
+    analyzer::AnalysisOptions ao;
+    ao.max_listed = 20;
+    ao.phase = o.phase;
+    analyzer::Analysis analysis(ao);
+    analyzer::analyzeTraces({trace}, analysis);
+    auto r = analyzer::makeReport(analysis, o);
+    CHECK(phase(r, "test 25").occurrences == 1);
+    CHECK(phase(r, "inner").path == std::vector<std::string>{"test 25", "inner"});
+    CHECK(phase(r, "inner").leaked_bytes == 100);
+    CHECK(r.leak_scope.bytes == 100);
+    CHECK(phase(r, analyzer::kOtherPhases).occurrences == 9); // tests 20-29 but 25
+
+    // Through the path `check` takes (the analysis options follow the report's).
+    auto checked = analyzer::reportOfTraces({trace}, o);
+    CHECK(phase(checked, "test 25").occurrences == 1);
+    CHECK(checked.leak_scope.bytes == 100);
+}
+
 // Nested phases: a test pushed around a loop that marks its steps (as the pytest plugin
 // and NVTX ranges do).
 TEST_CASE("phases: pushed phases nest - marks inside them are their children") {

@@ -2,6 +2,7 @@
 // line to a width.
 #include "base/human_time.h"
 #include "base/text_safety.h"
+#include "report/own_code.h"
 #include "report/report_json.h"
 #include "views/frame_text.h"
 #include "views/styled_text.h"
@@ -229,4 +230,97 @@ TEST_CASE("styled lines: colour when asked, frames shortened, other lines wrappe
     analyzer::StyledText e(plain);
     e.line("cmd \x1b]0;x\x07");
     CHECK(e.str() == "cmd \\x1b]0;x\\x07\n");
+}
+
+namespace {
+
+Stack marked(Stack stack, const analyzer::OwnCode& own) {
+    for (Frame& f : stack) {
+        f.own = own.own(f);
+    }
+    return stack;
+}
+
+} // namespace
+
+TEST_CASE("own code: Python outside the standard library and packages, native under the "
+          "program's directory, or under the roots given") {
+    const analyzer::OwnCode python_defaults({}, "/usr/bin/python3.12");
+    CHECK(python_defaults.own(python("step", "/srv/train.py", 16)));
+    CHECK(python_defaults.own(python("<module>", "<string>", 1))); // python -c
+    CHECK_FALSE(python_defaults.own(
+        python("forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134)));
+    CHECK_FALSE(python_defaults.own(python("f", "/usr/lib/python3/dist-packages/numpy/x.py", 3)));
+    CHECK_FALSE(python_defaults.own(python("run", "/usr/lib/python3.12/threading.py", 1010)));
+    CHECK_FALSE(python_defaults.own(python("_load", "<frozen importlib._bootstrap>", 2)));
+    // The interpreter's own frames are never the user's, though the program is in /usr/bin.
+    CHECK_FALSE(python_defaults.own(native("_PyObject_Call", "/usr/bin/python3.12")));
+
+    const analyzer::OwnCode native_defaults({}, "/home/u/app/build/app");
+    CHECK(native_defaults.own(native("make_buffer()", "/home/u/app/build/app")));
+    CHECK(native_defaults.own(native("helper()", "/home/u/app/build/libhelper.so")));
+    CHECK_FALSE(native_defaults.own(native("cublasCreate_v2", "/usr/lib/libcublas.so.13")));
+    // Recorder and CUDA frames are never own, wherever they lie.
+    CHECK_FALSE(native_defaults.own(native("hook", "/home/u/app/build/libgpumemtrace.so")));
+    CHECK_FALSE(native_defaults.own(native("cudaMalloc", "/home/u/app/build/libcudart.so.13")));
+
+    // Roots given: exactly the frames under them, as directories.
+    const analyzer::OwnCode roots({.roots = {"/srv/app/"}, .extra_roots = {}},
+                                  "/home/u/app/build/app");
+    CHECK(roots.own(python("step", "/srv/app/train.py", 16)));
+    CHECK_FALSE(roots.own(python("step", "/srv/apple.py", 16)));
+    CHECK_FALSE(roots.own(native("make_buffer()", "/home/u/app/build/app")));
+    CHECK(roots.own(native("inl()", "/usr/lib/libx.so", "/srv/app/src/inl.h", 3)));
+    // --source-root adds to the defaults.
+    const analyzer::OwnCode extra({.roots = {}, .extra_roots = {"/src"}}, "/opt/bin/app");
+    CHECK(extra.own(native("f()", "/opt/lib/libf.so", "/src/f.cpp", 9)));
+    CHECK(extra.own(native("main", "/opt/bin/app")));
+}
+
+TEST_CASE("own code first: the user's line, how it reached CUDA, its own callers") {
+    Stack stack = pythonStack();
+    stack[6] = python("Linear.forward",
+                      "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
+    stack = marked(stack, analyzer::OwnCode({}, "/usr/bin/python3.12"));
+    CHECK(lines(stack) ==
+          std::vector<std::string>{"train_step at /srv/train.py:12",
+                                   "  via torch.nn.modules.linear.Linear.forward \u2192 "
+                                   "Allocator::malloc",
+                                   "... 1 library frame", "main at /srv/train.py:30",
+                                   "... 2 more frames"});
+    CHECK(analyzer::siteLabel(stack) == "train_step at /srv/train.py:12");
+    CHECK(analyzer::sourceFrame(stack)->line == 12);
+    std::vector<std::string> user;
+    for (const Frame* f : analyzer::userFrames(stack, false)) {
+        user.push_back(f->function);
+    }
+    CHECK(user == std::vector<std::string>{"train_step", "main"});
+    // --frames limits the own callers; --full-stacks and --python-only show as before.
+    analyzer::StackStyle none;
+    none.max_frames = 0; // Python frames are shown all the same
+    CHECK(lines(stack, none) == lines(stack));
+    analyzer::StackStyle full;
+    full.full = true;
+    full.max_frames = SIZE_MAX;
+    CHECK(lines(stack, full).size() == stack.size());
+    CHECK(analyzer::userFrames(stack, true).size() == stack.size());
+
+    // A native program calling CUDA through a library: the program's frame, via the
+    // library's; without symbols the library is named by its module.
+    const analyzer::OwnCode app({}, "/home/u/app/build/app");
+    Stack lib = marked({native("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13"),
+                        native("", "/usr/lib/x86_64-linux-gnu/libffi.so.8"),
+                        native("make_buffer()", "/home/u/app/build/app", "/home/u/app/buf.cpp", 7),
+                        native("main", "/home/u/app/build/app", "/home/u/app/main.cpp", 3)},
+                       app);
+    CHECK(lines(lib) == std::vector<std::string>{"make_buffer() at buf.cpp:7", "  via libffi.so.8",
+                                                 "main at main.cpp:3"});
+    // The program made the call itself: no via line.
+    Stack direct(lib.begin() + 2, lib.end());
+    CHECK(analyzer::viaText(direct).empty());
+    none.max_frames = 0;
+    CHECK(lines(direct, none) ==
+          std::vector<std::string>{"make_buffer() at buf.cpp:7", "... 1 more frame"});
+    CHECK(lines(direct) ==
+          std::vector<std::string>{"make_buffer() at buf.cpp:7", "main at main.cpp:3"});
 }

@@ -148,6 +148,18 @@ def main():
         reports(name, traces)
         manifest[name]["stats"] = os.path.join(out, name + ".stats.json")
 
+    # A Python program leaking through ctypes from a function another calls
+    # (tests/python/programs/leak_stacks.py): the leak table names the leaking line.
+    leak_stacks = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python",
+                               "programs", "leak_stacks.py")
+    run([gmt, "record", "-q", "-o", "python_leak.%p.gmtrace", "--", a.python,
+         os.path.abspath(leak_stacks)], out, dict(env, PYTHONDONTWRITEBYTECODE="1"))
+    traces = sorted(os.path.basename(t)
+                    for t in glob.glob(os.path.join(out, "python_leak.*.gmtrace")))
+    run([gmt, "report", "--format", "html", "-o", "python_leak.html"] + traces, out, env)
+    reports("python_leak", traces)
+    manifest["python_leak"]["program"] = os.path.abspath(leak_stacks)
+
     # A Python program leaking 16 MiB per step through ctypes until its 320 MiB device is
     # out of memory (tests/browser/programs/step_leak.py).
     step_env = dict(env, CUDASIM_MEMORY_BYTES=str(320 << 20), PYTHONDONTWRITEBYTECODE="1")

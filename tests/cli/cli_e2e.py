@@ -843,14 +843,21 @@ def python_with_pytest():
     fail("no python3 with pytest (Debian: python3-pytest, in scripts/lib/deps.sh)")
 
 
-def test_pytest_plugin():
+def pytest_with_plugin(*args):
+    """python -m pytest --gpumemtrace ARGS, run in the workdir, where the modules of
+    tests/cli/pytest_module are copied."""
     need_cudasim()
     python = python_with_pytest()
-    module = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module",
-                          "test_gpu_memory.py")
-    shutil.copy(module, ARGS.workdir)
-    pytest_args = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace",
-                   "test_gpu_memory.py", "--junitxml=junit.xml", "-o", "junit_family=xunit1"]
+    folder = os.path.join(ARGS.source_root, "tests", "cli", "pytest_module")
+    for name in os.listdir(folder):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(folder, name), ARGS.workdir)
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpumemtrace", *args]
+
+
+def test_pytest_plugin():
+    pytest_args = pytest_with_plugin("test_gpu_memory.py", "--junitxml=junit.xml", "-o",
+                                     "junit_family=xunit1")
     r = gmt("record", "-q", "-o", "pytest.%p.gmtrace", "--", *pytest_args)
     expect(r.returncode == 1, "pytest fails: two tests fail", r)
     out = r.stdout
@@ -894,6 +901,81 @@ def test_pytest_plugin():
     r = run(pytest_args + ["--gpumemtrace-require"], extra_env=plugin_env)
     expect(r.returncode == 4 and "not running under the gpumemtrace recorder" in r.stderr,
            "--gpumemtrace-require stops", r)
+
+
+def pytest_summary(r):
+    """The plugin's per-test lines and its count of verdicts, from a pytest run's output."""
+    out = r.stdout
+    expect("gpumemtrace: GPU memory per test" in out, "the plugin's summary", r)
+    lines = out[out.index("gpumemtrace: GPU memory per test"):].splitlines()
+    tests = [l for l in lines if l.startswith(("ok   ", "FAIL "))]
+    counts = [l for l in lines if l.startswith("verdicts: ")]
+    expect(len(counts) == 1, "one line counts the verdicts", r)
+    return tests, counts[0]
+
+
+def test_pytest_fast_path():
+    """Tests that record nothing get their verdict from the recorder's count, without a
+    `gpumemtrace check`; every other test still gets check's: the same verdicts either way."""
+    pytest_args = pytest_with_plugin("test_gpu_fast_path.py")
+    r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *pytest_args)
+    expect(r.returncode == 1 and "3 failed, 6 passed" in r.stdout, "three tests fail", r)
+    tests, counts = pytest_summary(r)
+    name = "test_gpu_fast_path.py::"
+    expected = [
+        "ok   " + name + "test_empty: ok",
+        "ok   " + name + "test_empty_marked: peak +0 B",
+        "FAIL " + name + "test_leak_kept: leaked 8.0 MiB",
+        "ok   " + name + "test_frees_earlier_leak: ok",
+        "FAIL " + name + "test_leak_in_nested_phase: leaked 4.0 MiB",
+        "FAIL " + name + "test_over_limit: over limit: 16.0 MiB",
+        "ok   " + name + "test_clean_allocating: peak +32.0 MiB",
+        "ok   " + name + "test_empty_nested_phase: ok",
+        "ok   " + name + "test_empty_last: peak +0 B",
+    ]
+    expect(tests == expected, "the verdicts: %s" % tests, r)
+    # The three tests that recorded nothing ran no check; the six others one each.
+    expect(counts.startswith("verdicts: 3 from the recorder's count") and
+           counts.endswith(", 6 by gpumemtrace check"), "checks run: " + counts, r)
+    expect("FAIL leaks: 4.0 MiB leaked in phase " + name + "test_leak_in_nested_phase" in
+           r.stdout, "the nested phase's leak is the test's", r)
+
+    # Every verdict made by check: the same lines.
+    r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *pytest_args,
+            "--gpumemtrace-always-check")
+    expect(r.returncode == 1 and "3 failed, 6 passed" in r.stdout, "three tests fail", r)
+    checked, counts = pytest_summary(r)
+    expect(checked == expected, "check's verdicts: %s" % checked, r)
+    expect(counts.startswith("verdicts: 0 from") and counts.endswith(", 9 by gpumemtrace check"),
+           "every test checked: " + counts, r)
+
+    # A test id run twice: check judges its occurrences together, so the second is checked.
+    twice = pytest_with_plugin("--keep-duplicates", "test_gpu_fast_path.py",
+                               "test_gpu_fast_path.py", "-k",
+                               "test_empty and not marked and not nested and not last")
+    r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *twice)
+    expect(r.returncode == 0 and "2 passed" in r.stdout, "both runs pass", r)
+    tests, counts = pytest_summary(r)
+    expect(tests == ["ok   " + name + "test_empty: ok"] * 2, "two verdicts: %s" % tests, r)
+    expect(counts.startswith("verdicts: 1 from") and counts.endswith(", 1 by gpumemtrace check"),
+           "the second occurrence is checked: " + counts, r)
+
+    # Past the analysis's cap on phase names (1000 per process, the rest share one entry),
+    # the checked test keeps its own phase: its verdict, not "never marked".
+    with open(os.path.join(ARGS.workdir, "test_gpu_many.py"), "w") as f:
+        f.write("import pytest\nfrom cuda_buffers import device_buffer, release\n\n")
+        for i in range(1001):
+            f.write("def test_%04d():\n    pass\n\n" % i)
+        f.write("@pytest.mark.gpu_limit_memory('2 MiB')\n"
+                "def test_over_limit_last():\n    release(device_buffer(16 << 20))\n")
+    many = pytest_with_plugin("test_gpu_many.py")
+    r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *many)
+    expect(r.returncode == 1 and "1 failed, 1001 passed" in r.stdout, "the last test fails", r)
+    tests, counts = pytest_summary(r)
+    expect(tests[-1] == "FAIL test_gpu_many.py::test_over_limit_last: over limit: 16.0 MiB",
+           "the 1002nd phase's verdict: " + tests[-1], r)
+    expect(counts.startswith("verdicts: 1001 from") and
+           counts.endswith(", 1 by gpumemtrace check"), "one check: " + counts, r)
 
 
 def main():

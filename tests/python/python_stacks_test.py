@@ -205,17 +205,20 @@ def test_text_report():
     for function, key in (("leak_here", "alloc"), ("main", "main_call")):
         expect(re.search(rf"\n +{function} at /\S*/leak_stacks\.py:{lines[key]}\n", text),
                f"{function} at leak_stacks.py:{lines[key]} in the text report:\n{text}")
-    # --frames limits the native frames only: with one, the Python frames are all there,
-    # the native frames between them counted.
+    # Own code first: the leaking line, how it reached CUDA (libffi, for ctypes), then its
+    # callers; --frames limits native frames only, so every Python frame is there.
     text = gmt("report", "--format", "text", "--frames", "1", trace)
     stack = leak_text(text, "1.18 MiB")
-    expect(re.fullmatch(r"\.\.\. \d+ native frames?", stack[1]),
-           f"one native frame, then the count of those left out: {stack}")
+    expect(stack[0] == f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}" and
+           re.fullmatch(r"via libffi\.so\.\d+", stack[1]),
+           f"the leaking line first, then how it reached CUDA: {stack}")
     expect([l for l in stack if " at /" in l] == [
         f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}",
         f"main at {PROGRAMS}/leak_stacks.py:{lines['main_call']}",
         f"<module> at {PROGRAMS}/leak_stacks.py:{lines['module_call']}"],
            f"every Python frame with --frames 1: {stack}")
+    expect(not any("libffi" in l or "_ctypes" in l for l in stack[2:]),
+           f"no library frame shown past the via line: {stack}")
 
 
 def test_check_suppressions():
@@ -285,9 +288,14 @@ def test_python_only():
                stack[1] == counts[0],
                f"{command} --python-only: the caller {expected_caller}, the Python frames, "
                f"counts of what is left out: {stack}")
-    # Without it, the same frames and more native ones.
-    full = leak_text(gmt("report", trace), "1.18 MiB")
-    expect(len([l for l in full if not l.startswith("...")]) > 4, f"default stack: {full}")
+    # Without it, own code first: the leaking line, the via line, the Python callers;
+    # with --full-stacks every frame.
+    default = leak_text(gmt("report", trace), "1.18 MiB")
+    expect([l for l in default if not l.startswith(("...", "via "))] == py,
+           f"default stack: {default}")
+    full = leak_text(gmt("report", "--full-stacks", trace), "1.18 MiB")
+    expect(len([l for l in full if not l.startswith("...")]) > 4 and
+           full[0] != py[0], f"--full-stacks stack, as recorded: {full}")
     # JSON keeps every frame whatever the text options.
     expect(report(trace, "--python-only") == report(trace), "JSON unchanged by --python-only")
 
@@ -305,9 +313,10 @@ def test_diff():
     rows = sites.splitlines()[1:]  # after the total
     # The main thread's site grew from one allocation to three, matched across the runs by
     # its frames; the worker's stayed the same, so it is not listed.
-    label = f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']} via "
+    # Named by its own line, nothing else.
+    label = f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}"
     expect(len(rows) == 1 and rows[0].split()[:6] == ["1.2", "MiB", "3.5", "MiB", "+2.4", "MiB"]
-           and label in rows[0], f"one site, the main thread's, grew:\n{out}")
+           and rows[0].rstrip().endswith(label), f"one site, the main thread's, grew:\n{out}")
 
 
 def test_record_summary():

@@ -20,7 +20,7 @@
       fmt.bytes(b.bytes) + " asked, " + fmt.bytes(b.extent) + " of addresses",
     ];
     if (b.pinned_bytes > 0) lines.push("pins " + fmt.bytes(b.pinned_bytes) + " of free granule space");
-    if (stack) lines.push(...GMT.data.shownFrames(stack).slice(0, 6).map((f) => "  " + f.label + f.where));
+    if (stack) lines.push(...GMT.data.userFrames(stack).slice(0, 6).map((f) => "  " + f.label + f.where));
     else lines.push("(stack not embedded)");
     GMT.dom.tooltip.show(lines, e);
   }

@@ -38,23 +38,33 @@
     return shown.length ? shown : stack || [];
   }
 
+  // The frames a person reads first, as the text report has them (views/frame_text.h):
+  // from the innermost frame of the user's own code (`own`, docs/configuration.md) outwards, own
+  // frames only; the shown frames when the stack has no own frame.
+  function userFrames(stack) {
+    const frames = stack || [];
+    const first = frames.findIndex((f) => f.own);
+    return first < 0 ? shownFrames(frames) : frames.slice(first).filter((f) => f.own);
+  }
+
   // The stack a detail field refers to (report.stacks), or null when not embedded.
   function stackOf(report, ref) {
     return ref === null || ref === undefined ? null : report.stacks[ref].frames;
   }
 
-  // "cache_activations(...) at train.cpp:7": where a stack allocated.
+  // "cache_activations(...) at train.cpp:7": where a stack allocated, by its innermost own
+  // frame when it has one.
   function siteLabel(stack) {
-    const shown = shownFrames(stack);
+    const shown = userFrames(stack);
     return shown.length ? shown[0].label + shown[0].where : "(no stack recorded)";
   }
 
   // Where Python code made a framework's allocation: its two innermost Python frames
   // ("Tensor.__init__ at model.py:41 ← build at model.py:76"), since the native frames
-  // above them are the framework's allocator, the same for every tensor. Null when the
-  // stack has no Python frame.
+  // above them are the framework's allocator, the same for every tensor; from the innermost
+  // own frame when the stack has one. Null when the stack has no Python frame.
   function pythonSiteLabel(stack) {
-    const python = (stack || []).filter((f) => f.language === "python");
+    const python = userFrames(stack).filter((f) => f.language === "python");
     return python.length ? python.slice(0, 2).map((f) => f.label + f.where).join(" ← ") : null;
   }
 
@@ -63,5 +73,5 @@
     return pid === null ? items : items.filter((x) => Number(x.pid) === pid);
   }
 
-  GMT.data = { load, shownFrames, stackOf, siteLabel, pythonSiteLabel, forPid };
+  GMT.data = { load, shownFrames, userFrames, stackOf, siteLabel, pythonSiteLabel, forPid };
 })(window.GMT);

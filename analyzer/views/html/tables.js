@@ -15,11 +15,11 @@
     );
   }
 
-  // An expandable stack: its site as the summary (or `label`), the shown frames inside, and
-  // every frame behind a second toggle.
+  // An expandable stack: its site as the summary (or `label`), the user's frames inside
+  // (own code first), and every frame behind a second toggle.
   function stackDetails(stack, open, label) {
     if (!stack) return el("span", { class: "gmt-muted", text: "(stack not embedded)" });
-    const shown = GMT.data.shownFrames(stack);
+    const shown = GMT.data.userFrames(stack);
     const details = el(
       "details",
       { class: "gmt-stack", open: !!open },

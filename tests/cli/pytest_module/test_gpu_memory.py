@@ -2,25 +2,11 @@
 case pytest_plugin): one test that leaks, one over its memory limit, one clean, on the
 simulated CUDA's libcudart through ctypes."""
 
-import ctypes
-
 import pytest
 
-cudart = ctypes.CDLL("libcudart.so.13")  # found through LD_LIBRARY_PATH (the simulator)
-cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-cudart.cudaFree.argtypes = [ctypes.c_void_p]
+from cuda_buffers import device_buffer, release
 
 KEPT = []  # what test_leaking keeps "for later"
-
-
-def device_buffer(size):
-    pointer = ctypes.c_void_p()
-    assert cudart.cudaMalloc(ctypes.byref(pointer), size) == 0
-    return pointer
-
-
-def release(pointer):
-    assert cudart.cudaFree(pointer) == 0
 
 
 @pytest.mark.gpu_no_leaks
