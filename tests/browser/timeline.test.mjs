@@ -183,6 +183,9 @@ test("flame graphs start at the user's code, library frames folded, and a toggle
   }
   const copy = path.join(artifactsDir(), "step_leak-own.html");
   fs.writeFileSync(copy, html.slice(0, from) + JSON.stringify(data).replace(/</g, "\\u003c") + html.slice(to));
+  // The analyzer marks them so itself (docs/configuration.md, GPUMEMTRACE_USER_CODE): the page folds as it is.
+  assert.equal(await page.$eval("#gmt-flame-leaked .gmt-flame-node[data-depth='1']", (n) => n.dataset.name), "<module>");
+  assert.ok(await page.$("#gmt-flame-leaked .gmt-flame-node.folded"));
   const o = await openReport(opened.browser, copy);
   const p = o.page;
   const leaked = () =>

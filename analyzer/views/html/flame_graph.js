@@ -17,10 +17,11 @@
     const shown = GMT.data.shownFrames(stack);
     const innermost = stack.findIndex((f) => f.own);
     if (!folded || innermost < 0) return shown.slice().reverse();
-    const own = stack.filter((f) => f.own).reverse();
-    const below = stack.slice(0, innermost);
+    const own = GMT.data.userFrames(stack).slice().reverse();
+    // The recorder's and CUDA's frames stay hidden, as unfolded.
+    const below = stack.slice(0, innermost).filter((f) => !f.hidden);
     if (!below.length) return own;
-    const modules = [...new Set(GMT.data.shownFrames(below).map((f) => (f.module || "").split("/").pop()).filter(Boolean))];
+    const modules = [...new Set(below.map((f) => (f.module || "").split("/").pop()).filter(Boolean))];
     return own.concat({
       label: "(library frames)",
       where: "",

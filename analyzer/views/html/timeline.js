@@ -45,16 +45,11 @@
   const SITE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
   const OTHER_COLOR = "#d0d3da";
 
-  // A site as a person names it: the user's two innermost own frames when the stack marks
-  // some (a helper that allocates, and its caller), else the Python code that made it,
-  // else where it allocated.
-  // Files by their name alone, so that a legend of eight sites stays short.
+  // A site as the tables name it (its own or Python lines first, GMT.data), with files by
+  // their name alone, so that a legend of eight sites stays short.
   function siteName(stack) {
     if (!stack) return "(stack not embedded)";
-    const own = stack.filter((f) => f.own);
-    const name = own.length
-      ? own.slice(0, 2).map((f) => f.label + f.where).join(" ← ")
-      : GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack);
+    const name = GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack);
     return name.replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
   }
 
