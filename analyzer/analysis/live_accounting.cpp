@@ -39,6 +39,12 @@ LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
         detail_.kind_timeline_points
             ? &kind_timelines_.try_emplace(device, detail_.kind_timeline_points).first->second
             : nullptr;
+    d.site_timeline =
+        detail_.site_timeline_points
+            ? &site_timelines_
+                   .try_emplace(device, detail_.site_timeline_points, detail_.site_timeline_sites)
+                   .first->second
+            : nullptr;
     auto peak = device_peak_.find(device);
     d.peak = peak == device_peak_.end() ? nullptr : &peak->second;
     return d;
@@ -112,6 +118,9 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
         live_sites_.push_back(site);
     }
     DeviceSlot& d = deviceSlot(c.device);
+    if (d.site_timeline) {
+        d.site_timeline->change(s.key, c.bytes, true);
+    }
     uint64_t& dev = *d.live;
     addSaturating(dev, c.bytes);
     addSaturating((*d.kinds)[k], c.bytes);
@@ -123,7 +132,7 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
         dp = {dev, time_ns};
     }
     d.timeline->record(time_ns, dev);
-    recordKinds(d, time_ns);
+    recordDetail(d, time_ns);
     addSaturating(total_, c.bytes);
     if (total_ > peak_.bytes) {
         peak_ = {total_, time_ns};
@@ -170,13 +179,16 @@ void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
         s.live_slot = UINT32_MAX;
     }
     DeviceSlot& d = deviceSlot(c.device);
+    if (d.site_timeline) {
+        d.site_timeline->change(s.key, c.bytes, false);
+    }
     uint64_t& dev = *d.live;
     subtractSaturating(dev, c.bytes);
     uint64_t& level = (*d.kinds)[k];
     subtractSaturating(level, c.bytes);
     if (!batch_) {
         d.timeline->record(time_ns, dev);
-        recordKinds(d, time_ns);
+        recordDetail(d, time_ns);
     } else if (std::find(batch_devices_.begin(), batch_devices_.end(), c.device) ==
                batch_devices_.end()) {
         batch_devices_.push_back(c.device);
@@ -189,7 +201,7 @@ void LiveAccounting::endRemovals(uint64_t time_ns) {
     for (int device : batch_devices_) {
         DeviceSlot& d = deviceSlot(device);
         d.timeline->record(time_ns, *d.live);
-        recordKinds(d, time_ns);
+        recordDetail(d, time_ns);
     }
     batch_devices_.clear();
     if (host_changed_) {

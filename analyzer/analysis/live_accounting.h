@@ -8,6 +8,7 @@
 #pragma once
 
 #include "analysis/moment_sampler.h"
+#include "analysis/site_timeline.h"
 #include "analysis/timeline.h"
 #include "base/flat_map.h"
 
@@ -65,6 +66,8 @@ struct AccountingDetail {
     size_t kind_timeline_points = 0; // buckets per device of the by-kind timelines
     size_t moments = 0;              // moments sampled (moment_sampler.h)
     size_t moment_sites = 0;         // stacks kept per moment
+    size_t site_timeline_points = 0; // buckets per device of the by-site timelines
+    size_t site_timeline_sites = 0;  // sites kept per moment of those (site_timeline.h)
 };
 
 class LiveAccounting {
@@ -128,6 +131,9 @@ class LiveAccounting {
     void setObserver(SiteObserver* observer) { observer_ = observer; }
     // By kind, per device; pinned host memory (every device's) under kHostDevice.
     const std::map<int, KindTimeline>& kindTimelines() const { return kind_timelines_; }
+    // Device-resident bytes by (process << 32 | stack), per device; empty unless
+    // AccountingDetail::site_timeline_points.
+    const std::map<int, SiteTimeline>& siteTimelines() const { return site_timelines_; }
     static constexpr int kHostDevice = -1;
     // Empty unless AccountingDetail::moments.
     std::vector<LiveMoment> moments() const;
@@ -153,6 +159,7 @@ class LiveAccounting {
         Timeline* timeline = nullptr;
         KindLevels* kinds = nullptr;           // the device's live bytes by kind
         KindTimeline* kind_timeline = nullptr; // null unless kept
+        SiteTimeline* site_timeline = nullptr; // null unless kept
     };
     static size_t index(format::Kind k) {
         auto i = static_cast<size_t>(k);
@@ -189,9 +196,13 @@ class LiveAccounting {
         }
     }
     void sampleMomentNow(uint64_t time_ns);
-    void recordKinds(DeviceSlot& d, uint64_t time_ns) {
+    // The device's level in the by-kind and by-site timelines, when kept.
+    void recordDetail(DeviceSlot& d, uint64_t time_ns) {
         if (d.kind_timeline) {
             d.kind_timeline->record(time_ns, *d.kinds);
+        }
+        if (d.site_timeline) {
+            d.site_timeline->record(time_ns, *d.live);
         }
     }
     void recordHost(uint64_t time_ns);
@@ -222,6 +233,7 @@ class LiveAccounting {
     std::map<int, Timeline> timelines_;
     std::map<int, KindLevels> device_kinds_;
     std::map<int, KindTimeline> kind_timelines_;
+    std::map<int, SiteTimeline> site_timelines_;
     std::vector<uint32_t> live_sites_; // sites holding memory now
     std::unique_ptr<MomentSampler> moments_;
     std::function<void(const PeakPoint&)> on_snapshot_;

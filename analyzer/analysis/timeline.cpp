@@ -24,13 +24,7 @@ void KindTimeline::record(uint64_t time_ns, const KindLevels& levels) {
 std::vector<KindTimeline::Sample> KindTimeline::samples() const {
     std::vector<Sample> out;
     for (const Bucket& b : series_.buckets()) {
-        const bool same = b.low.time_ns == b.high.time_ns && b.low.total == b.high.total;
-        const Sample& first = b.low.time_ns <= b.high.time_ns ? b.low : b.high;
-        const Sample& second = &first == &b.low ? b.high : b.low;
-        out.push_back(first);
-        if (!same) {
-            out.push_back(second);
-        }
+        appendLowAndHigh(b.low, b.high, out);
     }
     return out;
 }

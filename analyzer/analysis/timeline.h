@@ -166,6 +166,19 @@ template <typename Bucket> class BucketedSeries {
     uint64_t last_width_ = 0;
 };
 
+// A bucket's lowest and highest moments appended in time order, once when they are the
+// same moment (the by-kind and by-site timelines keep both).
+template <typename Sample>
+void appendLowAndHigh(const Sample& low, const Sample& high, std::vector<Sample>& out) {
+    const bool same = low.time_ns == high.time_ns && low.total == high.total;
+    const Sample& first = low.time_ns <= high.time_ns ? low : high;
+    const Sample& second = &first == &low ? high : low;
+    out.push_back(first);
+    if (!same) {
+        out.push_back(second);
+    }
+}
+
 class Timeline {
   public:
     // `max_points` is clamped to 1 ... kMaxTimelinePoints.

@@ -666,6 +666,29 @@ struct KindTimelineReport {
 GMT_DESCRIBE(KindTimelineReport, GMT_MEMBER(device), GMT_MEMBER(kinds), GMT_MEMBER(time_ns),
              GMT_MEMBER(bytes))
 
+// One allocation site's series in a by-site timeline.
+struct SiteSeriesReport {
+    uint64_t pid = 0;
+    StackRef stack;
+    uint64_t max_bytes = 0;      // its most live bytes at any sample
+    std::vector<uint64_t> bytes; // its live bytes on the device at each sample
+};
+GMT_DESCRIBE(SiteSeriesReport, GMT_MEMBER(pid), GMT_MEMBER(stack, FieldCodec::StackIndex),
+             GMT_MEMBER(max_bytes), GMT_MEMBER(bytes))
+
+// One device's live bytes by allocation site (docs/analysis.md, "Detail"): sampled as
+// KindTimelineReport is (each bucket's lowest and highest moments), the sites that held the
+// most at any sample as series of their own, every other site's bytes summed as
+// other_bytes; at each sample the series and other_bytes sum to the device's total.
+struct SiteTimelineReport {
+    int64_t device = 0;
+    std::vector<uint64_t> time_ns;       // sample times
+    std::vector<SiteSeriesReport> sites; // most bytes at a sample first
+    std::vector<uint64_t> other_bytes;   // per sample
+};
+GMT_DESCRIBE(SiteTimelineReport, GMT_MEMBER(device), GMT_MEMBER(time_ns), GMT_MEMBER(sites),
+             GMT_MEMBER(other_bytes))
+
 struct SiteRef {
     uint64_t pid = 0;
     uint64_t bytes = 0;
@@ -719,6 +742,7 @@ struct Report {
     std::vector<StackEntry> stacks; // referred to by StackRef
     uint64_t stacks_left_out = 0;   // distinct stacks referred to but not embedded
     std::vector<KindTimelineReport> kind_timeline;
+    std::vector<SiteTimelineReport> site_timeline;
     std::vector<MomentReport> moments;
     std::optional<AllocatedReport> allocated;
     std::vector<HeldReport> held_at_exit; // largest first
@@ -735,9 +759,9 @@ GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMB
              GMT_MEMBER(growth, kOptional), GMT_MEMBER(ranks, kOptional),
              GMT_MEMBER(growth_scope, kOptional), GMT_MEMBER(stacks, kOptional),
              GMT_MEMBER(stacks_left_out, kOptional), GMT_MEMBER(kind_timeline, kOptional),
-             GMT_MEMBER(moments, kOptional), GMT_MEMBER(allocated, kOptional),
-             GMT_MEMBER(held_at_exit, kOptional), GMT_MEMBER(suppressions, kOptional),
-             GMT_MEMBER(caching_allocator, kOptional))
+             GMT_MEMBER(site_timeline, kOptional), GMT_MEMBER(moments, kOptional),
+             GMT_MEMBER(allocated, kOptional), GMT_MEMBER(held_at_exit, kOptional),
+             GMT_MEMBER(suppressions, kOptional), GMT_MEMBER(caching_allocator, kOptional))
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,

@@ -170,7 +170,9 @@ class Builder {
         growth(r);
         caching(r);
         r.ranks = rankRows({&r});
-        // Detail, in the order its stacks are embedded when they are too many to embed.
+        // Detail, in the order its stacks are embedded when they are too many to embed:
+        // the timeline's legend first.
+        siteTimelines(r);
         allocated(r);
         moments(r);
         layouts(r);
@@ -670,6 +672,54 @@ class Builder {
                 }
             }
             r.kind_timeline.push_back(std::move(out));
+        }
+    }
+
+    // The sites that held the most bytes at any sample, each a series; the rest summed.
+    void siteTimelines(Report& r) {
+        for (const auto& [device, timeline] : analysis_.accounting().siteTimelines()) {
+            const auto samples = timeline.samples();
+            std::map<uint64_t, uint64_t> most; // site -> its most bytes at a sample
+            for (const auto& sample : samples) {
+                for (const auto& [site, bytes] : sample.top) {
+                    uint64_t& m = most[site];
+                    m = std::max(m, bytes);
+                }
+            }
+            std::vector<std::pair<uint64_t, uint64_t>> ranked(most.begin(), most.end());
+            const size_t drawn = std::min(ranked.size(), options_.detail.site_timeline_sites);
+            std::partial_sort(ranked.begin(), ranked.begin() + static_cast<ptrdiff_t>(drawn),
+                              ranked.end(), [](const auto& a, const auto& b) {
+                                  return a.second != b.second ? a.second > b.second
+                                                              : a.first < b.first;
+                              });
+            ranked.resize(drawn);
+            SiteTimelineReport out;
+            out.device = device;
+            for (const auto& [site, max_bytes] : ranked) {
+                const auto process = static_cast<uint32_t>(site >> 32);
+                out.sites.push_back(
+                    SiteSeriesReport{pidOf(*procs_[process]),
+                                     stackRef(r, process, static_cast<uint32_t>(site)),
+                                     max_bytes,
+                                     {}});
+            }
+            for (const auto& sample : samples) {
+                out.time_ns.push_back(sample.time_ns);
+                uint64_t listed = 0;
+                for (size_t i = 0; i < ranked.size(); ++i) {
+                    uint64_t bytes = 0; // not among the largest then: within other_bytes
+                    for (const auto& [site, b] : sample.top) {
+                        if (site == ranked[i].first) {
+                            bytes = b;
+                        }
+                    }
+                    out.sites[i].bytes.push_back(bytes);
+                    listed += bytes;
+                }
+                out.other_bytes.push_back(sample.total - std::min(sample.total, listed));
+            }
+            r.site_timeline.push_back(std::move(out));
         }
     }
 

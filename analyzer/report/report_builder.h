@@ -28,9 +28,21 @@ struct ReportDetail {
     size_t layout_failures = 0;      // failures with a layout: the first ones
     size_t allocated_sites = 0;      // stacks listed by bytes allocated in total
     size_t stacks = 0;               // distinct stacks embedded for all of the above
+    size_t site_timeline_points = 0; // downsampling buckets per device, by site
+    size_t site_timeline_sites = 0;  // sites drawn as series of their own, the rest as one
 
     // What `report --format html` uses.
-    static ReportDetail forHtml() { return {2000, 256, 20, 2000, 10, 500, 1000}; }
+    static ReportDetail forHtml() {
+        return {.kind_timeline_points = 2000,
+                .moments = 256,
+                .moment_sites = 20,
+                .layout_entries = 2000,
+                .layout_failures = 10,
+                .allocated_sites = 500,
+                .stacks = 1000,
+                .site_timeline_points = 2000,
+                .site_timeline_sites = 8};
+    }
 };
 
 struct ReportOptions {

@@ -273,6 +273,18 @@ void afterRead(KindTimelineReport& t, const Field& f) {
     }
 }
 
+void afterRead(SiteTimelineReport& t, const Field& f) {
+    size_t i = 0;
+    f.at("sites").forEach([&](const Field& site) {
+        if (t.sites[i++].bytes.size() != t.time_ns.size()) {
+            site.at("bytes").fail("expected as many values as time_ns has");
+        }
+    });
+    if (t.other_bytes.size() != t.time_ns.size()) {
+        f.at("other_bytes").fail("expected as many values as time_ns has");
+    }
+}
+
 void afterRead(Report& r, const Field& root) {
     if (!root.find("leak_scope")) {
         // Saved before the scope existed: the whole report, nothing suppressed.

@@ -11,6 +11,11 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.detail.kind_timeline_points = options.detail.kind_timeline_points;
     ao.detail.moments = options.detail.moments;
     ao.detail.moment_sites = options.detail.moment_sites;
+    ao.detail.site_timeline_points = options.detail.site_timeline_points;
+    // Which sites are drawn is chosen at the end, from the largest ones kept at each
+    // moment: keeping twice as many keeps a drawn site's level at moments where a few
+    // others were larger.
+    ao.detail.site_timeline_sites = 2 * options.detail.site_timeline_sites;
     ao.layout_entries = options.detail.layout_entries;
     ao.layout_failures = options.detail.layout_failures;
     ao.phase = options.phase;

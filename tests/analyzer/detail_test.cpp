@@ -1,6 +1,7 @@
 // The detail the HTML report needs (report.h ReportDetail): by-kind timelines, sampled
 // moments, bytes allocated by stack, address layouts and the stack table; their JSON
 // (docs/report.schema.json) read back; and the page html_report.cpp makes of them.
+#include "analysis/site_timeline.h"
 #include "analysis/timeline.h"
 #include "report/report_json.h"
 #include "report_fixture.h"
@@ -94,6 +95,96 @@ TEST_CASE("the by-kind timeline stacks to the total at every sample; pinned host
     };
     CHECK(at(30) == std::pair(12 * MiB, 2 * MiB)); // the spike: 4 + 8 device, 2 pool
     CHECK(at(50) == std::pair(uint64_t{0}, 2 * MiB));
+}
+
+TEST_CASE("SiteTimeline keeps each bucket's extremes with the largest sites then") {
+    analyzer::SiteTimeline t(4, 2);
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < 64; ++i) {
+        const uint64_t site = i % 3; // sites 0, 1, 2: the third one only grows
+        const uint64_t bytes = site == 2 ? 100 : 10;
+        const bool added = site == 2 || (i / 3) % 2 == 0;
+        t.change(site, bytes, added);
+        total = added ? total + bytes : total - std::min(total, bytes);
+        t.record(i, total);
+    }
+    const auto samples = t.samples();
+    REQUIRE(samples.size() <= 8);
+    uint64_t grown = 0;
+    for (const auto& s : samples) {
+        REQUIRE(s.top.size() <= 2);
+        REQUIRE_FALSE(s.top.empty());
+        if (s.time_ns >= 2) {
+            CHECK(s.top[0].first == 2); // the growing site is the largest once it has some
+        }
+        CHECK(s.top[0].second >= grown);
+        grown = std::max(grown, s.top[0].second);
+        uint64_t listed = 0;
+        for (size_t i = 0; i < s.top.size(); ++i) {
+            listed += s.top[i].second;
+            CHECK((i == 0 || s.top[i - 1].second >= s.top[i].second));
+        }
+        CHECK(listed <= s.total);
+    }
+    CHECK(grown == 100 * 21); // i = 2, 5, ..., 62
+}
+
+// A site that keeps 16 MiB per step among temporaries of other sites.
+TraceBuilder stepLeakTrace() {
+    auto b = standardTrace();
+    for (uint32_t s : {5u, 10u, 11u, 12u, 13u}) {
+        b.stack(s, {0x401000 + s * 16, 0x402000});
+    }
+    uint64_t t = 1;
+    for (uint64_t step = 0; step < 10; ++step) {
+        for (uint32_t s = 10; s < 14; ++s) { // temporaries, larger than one step's leak
+            b.event(Ev::alloc(t++, B + (1ull << 32) + s * 64 * MiB, 40 * MiB, Api::cudaMalloc,
+                              Kind::Device, s));
+        }
+        b.event(Ev::alloc(t++, B + step * 16 * MiB, 16 * MiB, Api::cudaMalloc, Kind::Device, 5));
+        for (uint32_t s = 10; s < 14; ++s) {
+            b.event(Ev::free(t++, B + (1ull << 32) + s * 64 * MiB));
+        }
+    }
+    b.trailer(t);
+    return b;
+}
+
+TEST_CASE("the by-site timeline: the leaking site a growing series, the rest summed") {
+    auto b = stepLeakTrace();
+    auto o = detailed();
+    o.detail.site_timeline_sites = 3;
+    auto r = report(b, o);
+    REQUIRE(r.site_timeline.size() == 1);
+    const auto& dev = r.site_timeline[0];
+    CHECK(dev.device == 0);
+    REQUIRE(dev.sites.size() == 3);
+    REQUIRE(dev.sites[0].stack);
+    CHECK(r.stacks[*dev.sites[0].stack].stack_id == 5);
+    CHECK(dev.sites[0].max_bytes == 160 * MiB);
+    for (size_t i = 1; i < dev.sites.size(); ++i) {
+        CHECK(dev.sites[i - 1].max_bytes >= dev.sites[i].max_bytes);
+        CHECK(dev.sites[i].max_bytes == 40 * MiB);
+    }
+    // The series and the rest sum to the total timeline's points at their times.
+    for (const auto& [time, bytes] : r.timeline[0].points) {
+        auto it = std::find(dev.time_ns.begin(), dev.time_ns.end(), time);
+        REQUIRE(it != dev.time_ns.end());
+        const size_t i = static_cast<size_t>(it - dev.time_ns.begin());
+        uint64_t sum = dev.other_bytes[i];
+        for (const auto& site : dev.sites) {
+            sum += site.bytes[i];
+        }
+        CHECK(sum == bytes);
+    }
+    // The leak only grows, 16 MiB per step, until the process's end releases it.
+    const auto& leak = dev.sites[0].bytes;
+    const auto top = std::max_element(leak.begin(), leak.end());
+    CHECK(*top == 160 * MiB);
+    CHECK(std::is_sorted(leak.begin(), top));
+    CHECK(std::all_of(top + 1, leak.end(), [&](uint64_t b) { return b == 0 || b == *top; }));
+    // Two of the four temporary sites are not drawn: their bytes are in other_bytes.
+    CHECK(*std::max_element(dev.other_bytes.begin(), dev.other_bytes.end()) == 80 * MiB);
 }
 
 TEST_CASE("moments: the live set by stack, the peak's among them, and what lasted until when") {
@@ -263,6 +354,7 @@ TEST_CASE("detail is left out unless asked for") {
     auto b = kindsTrace();
     auto r = report(b);
     CHECK(r.kind_timeline.empty());
+    CHECK(r.site_timeline.empty());
     CHECK(r.moments.empty());
     CHECK_FALSE(r.allocated);
     CHECK(r.stacks.empty());
@@ -294,6 +386,14 @@ TEST_CASE("detail in JSON: valid against the schema, read back as written") {
     broken = j;
     broken["kind_timeline"][0]["bytes"][0].push_back(1u);
     CHECK_THROWS_WITH(analyzer::fromJson(broken), Catch::Contains("as many values as time_ns"));
+    REQUIRE_FALSE(j["site_timeline"][0]["sites"].empty());
+    broken = j;
+    broken["site_timeline"][0]["sites"][0]["bytes"].push_back(1u);
+    CHECK_THROWS_WITH(analyzer::fromJson(broken),
+                      Catch::Contains("site_timeline[0].sites[0].bytes: expected as many values"));
+    broken = j;
+    broken["site_timeline"][0]["other_bytes"].push_back(1u);
+    CHECK_THROWS_WITH(analyzer::fromJson(broken), Catch::Contains("other_bytes: expected as many"));
 }
 
 TEST_CASE("the HTML page: one file with the report inside, frames listed once, nothing fetched") {

@@ -11,7 +11,9 @@ traces), and manifest.json listing them. The README tour's program is built from
 README with its own build line (tests/cli/readme_tour.py) and recorded with
 `record --html`, so that option is what produces its page. The PyTorch stand-in's runs
 (tests/frameworks/programs/torch_like.py on tests/frameworks/fake_c10_cuda.cpp) also keep
-what the program's allocator said of itself, NAME.stats.json. Exit 0, 1 on failure, 77
+what the program's allocator said of itself, NAME.stats.json. tests/browser/programs/
+step_leak.py leaks through ctypes, step by step, until its small device is out of memory.
+Exit 0, 1 on failure, 77
 when the simulated CUDA is not built.
 """
 
@@ -157,6 +159,17 @@ def main():
     run([gmt, "report", "--format", "html", "-o", "python_leak.html"] + traces, out, env)
     reports("python_leak", traces)
     manifest["python_leak"]["program"] = os.path.abspath(leak_stacks)
+
+    # A Python program leaking 16 MiB per step through ctypes until its 320 MiB device is
+    # out of memory (tests/browser/programs/step_leak.py).
+    step_env = dict(env, CUDASIM_MEMORY_BYTES=str(320 << 20), PYTHONDONTWRITEBYTECODE="1")
+    step_leak = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "step_leak.py")
+    run([gmt, "record", "-q", "-o", "step_leak.%p.gmtrace", "--", a.python, step_leak, "40",
+         "until-oom"], out, step_env)
+    traces = sorted(os.path.basename(t) for t in glob.glob(os.path.join(out, "step_leak.*.gmtrace")))
+    run([gmt, "report", "--format", "html", "-o", "step_leak.html"] + traces, out, env)
+    reports("step_leak", traces)
+    manifest["step_leak"]["program"] = step_leak
 
     # Both runs in one report: the process picker narrows the tensor level to each.
     both = [os.path.basename(t)

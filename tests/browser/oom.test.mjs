@@ -70,3 +70,12 @@ test("the address space at the failure: every live allocation, to scale, and the
   assert.equal(await opened.page.$eval("#gmt-map-view .gmt-span-bar", (s) => s.dataset.zoomed), "1");
   await screenshot(opened.page, "#gmt-address-map", "address-map");
 });
+
+test("the device's capacity is a line on the chart, as the trace's device record says", async () => {
+  const device = records.find((r) => r.record === "device" && r.ordinal === 0);
+  assert.ok(device && device.total_bytes > 0);
+  const line = await opened.page.$eval("#gmt-chart-device-0 .gmt-capacity", (l) => ({ bytes: Number(l.dataset.bytes), top: parseFloat(l.style.top) }));
+  assert.equal(line.bytes, device.total_bytes);
+  const expected = await opened.page.evaluate((b) => GMT.timeline.charts[0].plot.valToPos(b, "bytes"), line.bytes);
+  assert.ok(Math.abs(line.top - expected) < 0.5 && line.top >= 0, "drawn at the capacity, inside the plot");
+});

@@ -149,6 +149,7 @@
   let state = null;
 
   function render(host, ctx) {
+    GMT.dom.showSection(host, ctx.report.fragmentation.some((m) => m.layout));
     const measured = GMT.data.forPid(ctx.report.fragmentation, ctx.pid).filter((m) => m.layout);
     if (!measured.length) {
       host.replaceChildren(el("p", {}, "No address layout here: layouts are kept at the peak and at the first failed allocations (docs/html-report.md), and this process held no device memory then."));

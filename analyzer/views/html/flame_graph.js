@@ -1,16 +1,38 @@
 // Icicle flame graphs of bytes by allocation stack: the outermost frame on top, the
-// allocating function at the bottom, each frame as wide as the bytes below it. Click a
-// frame to zoom into it (the top bar to zoom out), hover for function, file:line and
-// module, search to highlight frames.
+// allocating function at the bottom, each frame as wide as the bytes below it. They start
+// at the user's own code (frames marked `own`): library frames around and between it are
+// left out and those it called to allocate are one folded node, unless the toggle shows
+// them. Click a frame to zoom into it (the top bar to zoom out), hover for function,
+// file:line and module, search to highlight frames.
 (function (GMT) {
   "use strict";
   const { el } = GMT.dom;
   const fmt = GMT.fmt;
   const ROW = 20;
 
+  // The frames drawn for a stack, outermost first. Folded: only the user's own frames, and
+  // below the innermost one the library frames it called to allocate as one node; a stack
+  // without an own frame is drawn as it is (GMT.data.shownFrames).
+  function drawnFrames(stack, folded) {
+    const shown = GMT.data.shownFrames(stack);
+    const innermost = stack.findIndex((f) => f.own);
+    if (!folded || innermost < 0) return shown.slice().reverse();
+    const own = GMT.data.userFrames(stack).slice().reverse();
+    // The recorder's and CUDA's frames stay hidden, as unfolded.
+    const below = stack.slice(0, innermost).filter((f) => !f.hidden);
+    if (!below.length) return own;
+    const modules = [...new Set(below.map((f) => (f.module || "").split("/").pop()).filter(Boolean))];
+    return own.concat({
+      label: "(library frames)",
+      where: "",
+      module: modules.join(", "),
+      folded: below.length,
+    });
+  }
+
   // entries: [{stack: frames|null, bytes, allocations}], plus what was left out of them
-  // as {label, bytes} (a node of its own under the root).
-  function buildTree(title, entries, leftOut) {
+  // as {label, bytes} (a node of its own under the root); `folded`: library frames folded.
+  function buildTree(title, entries, leftOut, folded) {
     const root = { name: title, where: "", module: "", value: 0, allocations: 0, children: new Map(), depth: 0, parent: null };
     const child = (node, key, make) => {
       let c = node.children.get(key);
@@ -30,13 +52,16 @@
         node.allocations += e.allocations || 0;
         continue;
       }
-      const frames = GMT.data.shownFrames(e.stack).slice().reverse();
-      for (const f of frames) {
-        node = child(node, f.label + "\u0000" + f.where + "\u0000" + (f.module || ""), () => ({
+      for (const f of drawnFrames(e.stack, folded)) {
+        // Folded library frames are one node below their caller, whichever they were.
+        const key = f.folded ? "\u0001folded" : f.label + "\u0000" + f.where + "\u0000" + (f.module || "");
+        node = child(node, key, () => ({
           name: f.label,
           where: f.where,
           module: f.module || "",
           python: f.language === "python",
+          own: !!f.own,
+          folded: !!f.folded,
         }));
         node.value += e.bytes;
         node.allocations += e.allocations || 0;
@@ -112,6 +137,8 @@
           if (p.ancestor) cls.push("ancestor");
           if (n.synthetic) cls.push("synthetic");
           if (n.python) cls.push("python");
+          if (n.own) cls.push("own");
+          if (n.folded) cls.push("folded");
           if (this.matches(n)) cls.push("match");
           const div = el("div", {
             class: cls.join(" "),
@@ -151,6 +178,7 @@
     color(n) {
       if (n.depth === 0) return "#d9d9d9";
       if (n.synthetic) return "#bbbbbb";
+      if (n.folded) return "#d9dce3";
       // A stable warm colour per function name, Python frames in blue-green.
       let h = 0;
       for (const ch of n.name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
@@ -165,8 +193,17 @@
   function render(host, ctx) {
     const r = ctx.report;
     const pid = ctx.pid;
-    const search = el("input", { type: "search", id: "gmt-flame-search", placeholder: "Search functions, files, modules" });
-    host.replaceChildren(el("div", { class: "gmt-toolbar" }, search));
+    const search = el("input", { type: "search", id: "gmt-flame-search", placeholder: "Search functions, files, modules", value: GMT.flames.query || "" });
+    const folded = !GMT.flames.showLibraries;
+    const libraries = el("input", { type: "checkbox", id: "gmt-flame-libraries", checked: !folded });
+    libraries.addEventListener("change", () => {
+      GMT.flames.showLibraries = libraries.checked;
+      render(host, ctx);
+    });
+    // Only stacks with frames of the user's own code fold; without any, nothing to toggle.
+    const hasOwn = GMT.data.current.frames.some((f) => f.own);
+    host.replaceChildren(el("div", { class: "gmt-toolbar" }, search, hasOwn ? el("label", {}, libraries, " show library frames") : null));
+    GMT.dom.showSection(host, r.leak_scope.bytes > 0 || r.peak.bytes > 0 || (!!r.allocated && r.allocated.bytes > 0));
     const graphs = [];
     GMT.flames.graphs = {};
 
@@ -174,7 +211,7 @@
     const leaks = GMT.data.forPid(r.leaks, pid);
     const leaked = pid === null ? r.leak_scope.bytes : ctx.process.leaked_bytes;
     const leakedRest = leaked - sum(leaks);
-    graphs.push(["Leaked at exit", "gmt-flame-leaked", buildTree("all leaks", leaks, [{ label: "(leak sites not listed)", bytes: leakedRest }])]);
+    graphs.push(["Leaked at exit", "gmt-flame-leaked", buildTree("all leaks", leaks, [{ label: "(leak sites not listed)", bytes: leakedRest }], folded)]);
 
     // Live at the peak (all processes together: the peak is one moment of the whole run).
     const peakSites = GMT.data.forPid(r.peak.top_sites, pid);
@@ -182,7 +219,7 @@
     graphs.push([
       "Live at the peak (" + fmt.at(r.peak.time_ns, ctx.origin) + ")",
       "gmt-flame-peak",
-      buildTree("live at the peak", peakSites, [{ label: "(stacks not listed)", bytes: peakRest }]),
+      buildTree("live at the peak", peakSites, [{ label: "(stacks not listed)", bytes: peakRest }], folded),
     ]);
 
     // Allocated in total, from the detail the HTML report asks for.
@@ -193,27 +230,29 @@
         allocations: s.allocations,
       }));
       const rest = pid === null ? r.allocated.bytes - sum(sites) : 0;
-      graphs.push(["Allocated in total", "gmt-flame-allocated", buildTree("all allocations", sites, [{ label: "(stacks not listed)", bytes: rest }])]);
+      graphs.push(["Allocated in total", "gmt-flame-allocated", buildTree("all allocations", sites, [{ label: "(stacks not listed)", bytes: rest }], folded)]);
     }
 
+    // A graph with nothing in it is left out.
     for (const [title, id, root] of graphs) {
+      if (root.value === 0) continue;
       const box = el("div", { class: "gmt-flame-box" });
       host.append(box);
-      if (root.value === 0) {
-        box.append(el("h3", { text: title + ": nothing" }));
-        continue;
-      }
       GMT.flames.graphs[id] = new FlameGraph(box, title, root, id);
+      if (search.value) GMT.flames.graphs[id].search(search.value);
     }
+    if (!Object.keys(GMT.flames.graphs).length) host.append(el("p", {}, "Nothing leaked, live at the peak or allocated in this process."));
     search.addEventListener("input", () => {
+      GMT.flames.query = search.value;
       for (const g of Object.values(GMT.flames.graphs)) g.search(search.value);
     });
     host.append(
       el("p", { class: "gmt-note" },
+        (folded && hasOwn ? "Stacks start at your own code: library frames around it are left out, and those it called to allocate are one \"(library frames)\" node (show library frames draws them all). " : "") +
         "Frames of the recorder, the CUDA libraries and libc start-up are left out, as in the text report. " +
         (pid !== null ? "For one process, only its listed stacks are drawn." : ""))
     );
   }
 
-  GMT.flames = { render, buildTree, graphs: {} };
+  GMT.flames = { render, buildTree, graphs: {}, showLibraries: false, query: "" };
 })(window.GMT);

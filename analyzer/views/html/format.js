@@ -17,6 +17,29 @@ window.GMT = window.GMT || {};
     return u === 0 ? v + " B" : v.toFixed(2) + " " + UNITS[u];
   }
 
+  // Axis ticks in bytes at multiples of a power of two (16, 32, 48 MiB; never 19.07 MiB):
+  // the smallest such step that leaves at most `most` ticks from min to max.
+  function byteTicks(min, max, most) {
+    const top = Math.max(max, 1);
+    let step = 1;
+    while ((top - Math.max(min, 0)) / step > Math.max(most, 1)) step *= 2;
+    const ticks = [];
+    for (let v = Math.ceil(Math.max(min, 0) / step) * step; v <= max; v += step) ticks.push(v);
+    return { ticks, step };
+  }
+
+  // Their labels, in one unit with no more decimals than the step needs: "16 MiB", "1.5 GiB".
+  function byteTickLabels(ticks, step) {
+    const top = Math.max(...ticks.map(Math.abs), step, 1);
+    let u = 0;
+    while (u < UNITS.length - 1 && top >= 1024 ** (u + 1)) u += 1;
+    // A step under a quarter of the unit reads better in the unit below (384 MiB, not 0.375 GiB).
+    while (u > 0 && step / 1024 ** u < 0.25) u -= 1;
+    const unit = 1024 ** u;
+    const decimals = step >= unit ? 0 : Math.ceil(Math.log2(unit / step));
+    return ticks.map((t) => Number((t / unit).toFixed(decimals)) + " " + UNITS[u]);
+  }
+
   // A duration in ns -> "393 µs", "1.25 s".
   function duration(ns) {
     const v = Number(ns);
@@ -109,7 +132,15 @@ window.GMT = window.GMT || {};
     host_pinned: "#9c755f",
   };
 
-  GMT.fmt = { bytes, duration, durationTicks, at, atExact, count, percent };
-  GMT.dom = { el, svg, tooltip };
+  // A section (and its link in the header) hidden when the report has nothing for it.
+  function showSection(host, shown) {
+    const section = host.closest("section");
+    section.hidden = !shown;
+    const link = document.querySelector('.gmt-nav a[href="#' + section.id + '"]');
+    if (link) link.hidden = !shown;
+  }
+
+  GMT.fmt = { bytes, byteTicks, byteTickLabels, duration, durationTicks, at, atExact, count, percent };
+  GMT.dom = { el, svg, tooltip, showSection };
   GMT.KIND_COLORS = KIND_COLORS;
 })(window.GMT);

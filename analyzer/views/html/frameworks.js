@@ -6,17 +6,10 @@
 // them: each view then says so in a sentence or hides its section.
 (function (GMT) {
   "use strict";
-  const { el } = GMT.dom;
+  const { el, showSection } = GMT.dom;
   const fmt = GMT.fmt;
   const { table, cell, stackDetails } = GMT.tables;
 
-  // A section (and its link in the header) hidden when the report has nothing for it.
-  function showSection(host, shown) {
-    const section = host.closest("section");
-    section.hidden = !shown;
-    const link = document.querySelector('.gmt-nav a[href="#' + section.id + '"]');
-    if (link) link.hidden = !shown;
-  }
 
   const blocksText = (n) => fmt.count(n) + (Number(n) === 1 ? " block" : " blocks");
   const sitesText = (n) => fmt.count(n) + (Number(n) === 1 ? " site" : " sites");

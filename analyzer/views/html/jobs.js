@@ -12,6 +12,7 @@
     const r = ctx.report;
     const clocks = GMT.data.forPid(r.iterations || [], ctx.pid);
     const sites = GMT.data.forPid(r.growth || [], ctx.pid);
+    GMT.dom.showSection(host, (r.growth || []).length > 0);
     const notes = clocks.map((it) => {
       const measured = Math.max(0, it.boundaries - 1);
       const where =
@@ -53,6 +54,7 @@
   // One row per rank, its own figures; a figure it stands out in is marked.
   function renderRanks(host, ctx) {
     const ranks = (ctx.report.ranks || []).filter((row) => ctx.pid === null || Number(row.pid) === ctx.pid);
+    GMT.dom.showSection(host, (ctx.report.ranks || []).length > 1);
     if (!ranks.length || (ranks.length < 2 && ctx.pid === null)) {
       host.replaceChildren(el("p", {}, ranks.length ? "One rank: nothing to compare it with." : "No process says it is a rank of a job."));
       return;

@@ -57,6 +57,7 @@
     const leaks = GMT.data.forPid(r.leaks, ctx.pid);
     const total = ctx.pid === null ? r.leak_scope.bytes : ctx.process.leaked_bytes;
     const listed = leaks.reduce((s, l) => s + l.bytes, 0);
+    GMT.dom.showSection(host, r.leaks.length > 0 || r.leak_scope.bytes > 0);
     const intro = el(
       "p",
       {},
@@ -96,6 +97,7 @@
 
   function renderFailures(host, ctx) {
     const r = ctx.report;
+    GMT.dom.showSection(host, r.failures.length > 0);
     const failures = GMT.data.forPid(r.failures, ctx.pid);
     if (!failures.length) {
       host.replaceChildren(el("p", {}, "No failed allocations."));
@@ -142,6 +144,7 @@
 
   function renderErrors(host, ctx) {
     const r = ctx.report;
+    GMT.dom.showSection(host, r.errors.length > 0);
     const errors = GMT.data.forPid(r.errors, ctx.pid);
     if (!errors.length) {
       host.replaceChildren(el("p", {}, "No double, invalid or mismatched frees."));

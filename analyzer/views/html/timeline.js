@@ -1,8 +1,10 @@
 // Live bytes over time, one chart per device (uPlot): device-resident memory stacked by
-// kind, pinned host memory on its own axis on the right; the peak, every failed
-// allocation and phase markers drawn over it. Drag to zoom, wheel to zoom, shift+wheel
-// or the arrows to pan, double-click to reset; hover shows time and bytes; a click picks
-// a moment, and what was live then is listed below by stack.
+// the allocation sites that held the most (the rest as "other"), or by kind; pinned host
+// memory on its own axis on the right; the device's capacity as a line; the peak, every
+// failed allocation and phase markers drawn over it. Bytes are ticked at binary-round
+// values, time labels measured so that none overlaps another. Drag to zoom, wheel to
+// zoom, shift+wheel or the arrows to pan, double-click to reset; hover shows time and
+// bytes; a click picks a moment, and what was live then is listed below by stack.
 (function (GMT) {
   "use strict";
   const { el } = GMT.dom;
@@ -25,17 +27,46 @@
     return all.filter((t, i) => i === 0 || t !== all[i - 1]);
   }
 
-  // The series of one device: [{kind, times, values}] (relative ns), from the by-kind
-  // timeline when the report has it, else the total timeline as one "device" series.
-  function deviceSeries(r, device, origin) {
+  // The series of one device by kind: [{label, color, times, values}] (relative ns), from
+  // the by-kind timeline when the report has it, else the total timeline as one series.
+  function kindSeries(r, device, origin) {
     const byKind = r.kind_timeline.find((t) => t.device === device);
+    const kind = (k, times, values) => ({ label: k, kind: k, color: GMT.KIND_COLORS[k] || "#888", times, values });
     if (byKind) {
       const times = byKind.time_ns.map((t) => Number(t) - origin);
-      return byKind.kinds.map((kind, k) => ({ kind, times, values: byKind.bytes[k].map(Number) }));
+      return byKind.kinds.map((k, i) => kind(k, times, byKind.bytes[i].map(Number)));
     }
     const total = r.timeline.find((t) => t.device === device);
     if (!total) return [];
-    return [{ kind: "device", times: total.points.map((p) => Number(p[0]) - origin), values: total.points.map((p) => Number(p[1])) }];
+    return [kind("device", total.points.map((p) => Number(p[0]) - origin), total.points.map((p) => Number(p[1])))];
+  }
+
+  // Distinct colours for the sites drawn (report.site_timeline lists at most 8 per device).
+  const SITE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+  const OTHER_COLOR = "#d0d3da";
+
+  // A site as the tables name it (its own or Python lines first, GMT.data), with files by
+  // their name alone, so that a legend of eight sites stays short.
+  function siteName(stack) {
+    if (!stack) return "(stack not embedded)";
+    const name = GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack);
+    return name.replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
+  }
+
+  // The series of one device by allocation site (report.site_timeline): the sites with the
+  // most bytes, largest at the bottom, then every other site as "other"; null when the
+  // report has no such timeline (saved before it existed).
+  function siteSeries(r, device, origin) {
+    const bySite = (r.site_timeline || []).find((t) => t.device === device);
+    if (!bySite) return null;
+    const times = bySite.time_ns.map((t) => Number(t) - origin);
+    const out = bySite.sites.map((s, i) => {
+      const stack = GMT.data.stackOf(r, s.stack);
+      return { label: siteName(stack), stack, color: SITE_COLORS[i % SITE_COLORS.length], times, values: s.bytes.map(Number), pid: s.pid };
+    });
+    const other = bySite.other_bytes.map(Number);
+    if (other.some((v) => v > 0) || !out.length) out.push({ label: "other", color: OTHER_COLOR, times, values: other });
+    return out;
   }
 
   function hostSeries(r, origin) {
@@ -44,27 +75,139 @@
     return { kind: "host_pinned", times: host.time_ns.map((t) => Number(t) - origin), values: host.bytes[0].map(Number) };
   }
 
+  // Text widths as the axis labels are drawn (.gmt-x-label in report.css).
+  const measure = (() => {
+    let ctx2d = null;
+    return (text) => {
+      if (!ctx2d) {
+        ctx2d = document.createElement("canvas").getContext("2d");
+        ctx2d.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+      }
+      return ctx2d.measureText(text).width;
+    };
+  })();
+  const LABEL_GAP = 12; // px between two time labels at least
+
+  // Time ticks at 1, 2 or 5 × 10^k ns, the finest whose labels fit between them at this
+  // width (measured, not guessed).
+  function timeTicks(min, max, width) {
+    const range = max - min;
+    if (!(range > 0) || !(width > 0)) return [min];
+    let e = Math.floor(Math.log10(range / Math.max(width / 20, 1)));
+    for (let tries = 0; tries < 40; tries++, e++) {
+      for (const m of [1, 2, 5]) {
+        const step = m * 10 ** e;
+        if (step <= 0 || range / step > width) continue;
+        const ticks = [];
+        for (let v = Math.ceil(min / step) * step; v <= max; v += step) ticks.push(v);
+        if (ticks.length < 2) return ticks.length ? ticks : [min];
+        const widest = Math.max(...fmt.durationTicks(ticks).map(measure));
+        if ((step / range) * width >= widest + LABEL_GAP) return ticks;
+      }
+    }
+    return [min];
+  }
+
   class DeviceChart {
     constructor(host, ctx, device, onPick) {
       const r = ctx.report;
       this.ctx = ctx;
       this.device = device;
-      const series = deviceSeries(r, device, ctx.origin);
-      const pinned = hostSeries(r, ctx.origin);
+      this.onPick = onPick;
+      this.host = host;
+      this.bySite = siteSeries(r, device, ctx.origin);
+      this.byKind = kindSeries(r, device, ctx.origin);
+      this.pinned = hostSeries(r, ctx.origin);
+      this.view = this.bySite ? "site" : "kind";
+      const dev = r.devices.find((d) => d.ordinal === device) || {};
+      this.capacity = Number(dev.total_bytes) || 0;
+      // Shown at first where it matters: an allocation failed on the device, or it came
+      // within a factor of four of its capacity; otherwise the toggle shows it.
+      const failed = r.failures.some((f) => f.device === device);
+      this.showCapacity = this.capacity > 0 && (failed || Number(dev.peak_bytes) * 4 >= this.capacity);
+
+      this.box = el("div", {
+        class: "gmt-chart",
+        id: "gmt-chart-device-" + device,
+        "data-device": device,
+        "data-kinds": this.byKind.map((s) => s.kind).join(","),
+      });
+      const pan = (dir) => {
+        const { min, max } = this.plot.scales.x;
+        const d = (max - min) * 0.25 * dir;
+        this.plot.setScale("x", { min: min + d, max: max + d });
+      };
+      const toolbar = el(
+        "div",
+        { class: "gmt-toolbar" },
+        el("button", { type: "button", class: "gmt-pan-left", onclick: () => pan(-1) }, "◀"),
+        el("button", { type: "button", class: "gmt-pan-right", onclick: () => pan(1) }, "▶"),
+        el("button", { type: "button", class: "gmt-zoom-reset", onclick: () => this.reset() }, "reset zoom")
+      );
+      if (this.bySite) {
+        this.viewButtons = ["site", "kind"].map((v) =>
+          el("button", { type: "button", class: "gmt-by-" + v, onclick: () => this.setView(v) }, v === "site" ? "allocation site" : "kind")
+        );
+        toolbar.append(el("span", { class: "gmt-view-switch" }, "stacked by ", ...this.viewButtons));
+      }
+      if (this.capacity > 0) {
+        const box = el("input", { type: "checkbox", class: "gmt-capacity-toggle", checked: this.showCapacity });
+        box.addEventListener("change", () => {
+          this.showCapacity = box.checked;
+          this.build();
+        });
+        toolbar.append(el("label", { class: "gmt-capacity-switch" }, box, " device capacity " + fmt.bytes(this.capacity)));
+      }
+      toolbar.append(el("span", { class: "gmt-muted", text: " drag to zoom, wheel to zoom, shift+wheel to pan, click to see what was live" }));
+      const name = dev.name || "";
+      host.append(el("h3", { text: "Device " + device + (name ? " · " + name : "") }), toolbar, this.box);
+      this.width = Math.max(host.clientWidth - 20, 320);
+      this.build();
+      this.fullRange = [this.xs.length ? this.xs[0] : 0, this.xs.length ? this.xs[this.xs.length - 1] : 1];
+    }
+
+    setView(view) {
+      if (view === this.view) return;
+      this.view = view;
+      this.build();
+    }
+
+    // (Re)draws the chart for the chosen view, keeping the axis where it was.
+    build() {
+      const keep = this.plot ? [this.plot.scales.x.min, this.plot.scales.x.max] : null;
+      if (this.plot) this.plot.destroy();
+      this.xLabels = this.markers = this.capacityLine = null; // the old plot's, gone with it
+      const series = this.view === "site" ? this.bySite : this.byKind;
+      const pinned = this.pinned;
       const xs = unionTimes(...series.map((s) => s.times), pinned ? pinned.times : []);
       const own = series.map((s) => holdAt(xs, s.times, s.values));
-      // Stacked: series k is drawn as the sum of kinds 0..k, the top one first so that
+      // Stacked: series k is drawn as the sum of series 0..k, the top one first so that
       // each lower sum paints over it.
       const cumulative = [];
       own.forEach((vals, k) => cumulative.push(vals.map((v, i) => v + (k ? cumulative[k - 1][i] : 0))));
       const data = [xs];
+      const capacity = this.showCapacity ? this.capacity : 0;
+      const byteAxis = (key) => ({
+        // Ticks at binary-round bytes, at most one per 32 px of height.
+        splits: (u, ai, min, max) => fmt.byteTicks(min, max, Math.floor(u.bbox.height / uPlot.pxRatio / 32)).ticks,
+        values: (u, ticks) => {
+          const labels = fmt.byteTickLabels(ticks, ticks.length > 1 ? ticks[1] - ticks[0] : ticks[0] || 1);
+          this.box.dataset[key] = labels.join("|");
+          return labels;
+        },
+      });
       const opts = {
-        width: Math.max(host.clientWidth - 20, 400),
+        width: this.width,
         height: 260,
-        scales: { x: { time: false }, bytes: { range: (u, min, max) => [0, Math.max(max, 1) * 1.05] }, host: { range: (u, min, max) => [0, Math.max(max, 1) * 1.05] } },
+        scales: {
+          x: { time: false },
+          bytes: { range: (u, min, max) => [0, Math.max(max, capacity, 1) * 1.05] },
+          host: { range: (u, min, max) => [0, Math.max(max, 1) * 1.05] },
+        },
         axes: [
-          { values: (u, ticks) => fmt.durationTicks(ticks), size: 40 },
-          { scale: "bytes", values: (u, ticks) => ticks.map(fmt.bytes), size: 90 },
+          // Time labels are elements of their own (placeXLabels): measured, never overlapping.
+          { splits: (u, ai, min, max) => (this.xTicks = timeTicks(min, max, u.bbox.width / uPlot.pxRatio)), values: (u, ticks) => ticks.map(() => ""), size: 30 },
+          Object.assign({ scale: "bytes", size: 80 }, byteAxis("yTicks")),
         ],
         series: [{ label: "time", value: (u, v) => (v === null || v === undefined ? "–" : fmt.atExact(v, 0)) }],
         cursor: { drag: { x: true, y: false, setScale: true } },
@@ -73,12 +216,11 @@
       const stepped = uPlot.paths.stepped({ align: 1 });
       for (let k = series.length - 1; k >= 0; k--) {
         data.push(cumulative[k]);
-        const kind = series[k].kind;
         opts.series.push({
-          label: kind,
+          label: series[k].label,
           scale: "bytes",
-          stroke: GMT.KIND_COLORS[kind] || "#888",
-          fill: GMT.KIND_COLORS[kind] || "#888",
+          stroke: series[k].color,
+          fill: series[k].color,
           paths: stepped,
           points: { show: false },
           value: (u, v, si, idx) => (idx === null || idx === undefined ? "–" : fmt.bytes(own[k][idx])),
@@ -96,36 +238,16 @@
           points: { show: false },
           value: (u, v) => (v === null || v === undefined ? "–" : fmt.bytes(v)),
         });
-        opts.axes.push({ scale: "host", side: 1, values: (u, ticks) => ticks.map(fmt.bytes), size: 80, grid: { show: false } });
+        opts.axes.push(Object.assign({ scale: "host", side: 1, size: 80, grid: { show: false } }, byteAxis("hostTicks")));
       }
-      opts.hooks = { setScale: [() => this.placeMarkers()], ready: [() => this.placeMarkers()] };
-
-      const name = (r.devices.find((d) => d.ordinal === device) || {}).name || "";
-      this.box = el("div", {
-        class: "gmt-chart",
-        id: "gmt-chart-device-" + device,
-        "data-device": device,
-        "data-series": opts.series.length - 1,
-        "data-kinds": series.map((s) => s.kind).join(","),
-      });
-      const pan = (dir) => {
-        const { min, max } = this.plot.scales.x;
-        const d = (max - min) * 0.25 * dir;
-        this.plot.setScale("x", { min: min + d, max: max + d });
-      };
-      const toolbar = el(
-        "div",
-        { class: "gmt-toolbar" },
-        el("button", { type: "button", class: "gmt-pan-left", onclick: () => pan(-1) }, "◀"),
-        el("button", { type: "button", class: "gmt-pan-right", onclick: () => pan(1) }, "▶"),
-        el("button", { type: "button", class: "gmt-zoom-reset", onclick: () => this.reset() }, "reset zoom"),
-        el("span", { class: "gmt-muted", text: " drag to zoom, wheel to zoom, shift+wheel to pan, click to see what was live" })
-      );
-      host.append(el("h3", { text: "Device " + device + (name ? " · " + name : "") }), toolbar, this.box);
+      opts.hooks = { draw: [() => this.placeOverlays()] };
+      this.box.dataset.view = this.view;
+      this.box.dataset.series = opts.series.length - 1;
+      this.box.dataset.labels = series.map((s) => s.label).join("\n");
       this.plot = new uPlot(opts, data, this.box);
       this.xs = xs;
       this.cumulative = cumulative;
-      this.fullRange = [xs.length ? xs[0] : 0, xs.length ? xs[xs.length - 1] : 1];
+      for (const b of this.viewButtons || []) b.setAttribute("aria-pressed", String(b.classList.contains("gmt-by-" + this.view)));
 
       const over = this.plot.over;
       over.addEventListener("wheel", (e) => {
@@ -143,15 +265,53 @@
       let down = null;
       over.addEventListener("mousedown", (e) => (down = e.offsetX));
       over.addEventListener("mouseup", (e) => {
-        if (down !== null && Math.abs(e.offsetX - down) < 3) onPick(this.plot.posToVal(e.offsetX, "x"));
+        if (down !== null && Math.abs(e.offsetX - down) < 3) this.onPick(this.plot.posToVal(e.offsetX, "x"));
         down = null;
       });
+      this.xLabels = el("div", { class: "gmt-x-labels" });
+      over.parentNode.append(this.xLabels);
+      this.capacityLine = capacity
+        ? el("div", { class: "gmt-capacity", "data-bytes": capacity }, el("span", { class: "gmt-label", text: "device capacity " + fmt.bytes(capacity) }))
+        : null;
+      if (this.capacityLine) over.append(this.capacityLine);
       this.markers = this.makeMarkers();
-      this.placeMarkers();
+      if (keep) this.plot.setScale("x", { min: keep[0], max: keep[1] });
+      this.placeOverlays();
     }
 
     reset() {
       this.plot.setScale("x", { min: this.fullRange[0], max: this.fullRange[1] });
+    }
+
+    placeOverlays() {
+      if (!this.xLabels) return; // while uPlot draws for the first time
+      this.placeMarkers();
+      this.placeXLabels();
+      if (this.capacityLine) this.capacityLine.style.top = this.plot.valToPos(this.capacity, "bytes") + "px";
+    }
+
+    // The time labels under the plot, centred on their ticks; a label that would touch the
+    // one before it, or leave the chart, is dropped, whatever the width.
+    placeXLabels() {
+      const u = this.plot;
+      const over = u.over;
+      this.xLabels.style.left = over.offsetLeft + "px";
+      this.xLabels.style.top = over.offsetTop + over.offsetHeight + 6 + "px";
+      this.xLabels.style.width = over.offsetWidth + "px";
+      const ticks = (this.xTicks || []).filter((t) => t >= u.scales.x.min && t <= u.scales.x.max);
+      const texts = fmt.durationTicks(ticks);
+      const spans = ticks.map((t, i) => el("span", { class: "gmt-x-label", "data-x": t, text: texts[i] }));
+      this.xLabels.replaceChildren(...spans);
+      const rootWidth = u.root.offsetWidth;
+      let right = -Infinity;
+      for (const s of spans) {
+        const w = s.offsetWidth;
+        const left = u.valToPos(Number(s.dataset.x), "x") - w / 2;
+        s.style.left = left + "px";
+        const fits = left >= right + LABEL_GAP && over.offsetLeft + left >= 0 && over.offsetLeft + left + w <= rootWidth;
+        s.hidden = !fits;
+        if (fits) right = left + w;
+      }
     }
 
     // The markers as elements over the plot, so they can be hovered (and tested).
@@ -274,6 +434,7 @@
     const devices = [...new Set([...r.kind_timeline.map((t) => t.device), ...r.timeline.map((t) => t.device)])]
       .filter((d) => d >= 0)
       .sort((a, b) => a - b);
+    GMT.dom.showSection(host, devices.length > 0);
     if (!devices.length) {
       host.append(el("p", { text: "No device memory was allocated." }));
       return;
