@@ -162,7 +162,8 @@ _PUSHED = set()
 class _Verdict:
     """One test's figures and failed checks, as `gpumemtrace check --format json` gives them.
 
-    failed: (name, summary, details) of each failed check other than "errors";
+    failed: (name, summary, findings) of each failed check other than "errors", findings as
+    check's JSON has them (bytes, and the stack as text lines, own code first);
     increase_text: the peak increase as check writes it ("1.0 GiB"), None without a limit.
     """
 
@@ -182,7 +183,7 @@ class _Verdict:
                    increase["value"] if increase else None,
                    increase["summary"].split(" more")[0] if increase else None,
                    bool(increase) and not increase["passed"],
-                   [(c["name"], c["summary"], c["details"]) for c in process["checks"]
+                   [(c["name"], c["summary"], c.get("findings", [])) for c in process["checks"]
                     if not c["passed"] and c["name"] != "errors"])
 
     @classmethod
@@ -192,6 +193,35 @@ class _Verdict:
         level at the push ("0 B": check's text for zero bytes); no check fails."""
         return cls(0, 0, 0 if limit is not None else None, "0 B" if limit is not None else None,
                    False, [])
+
+
+_SITES_SHOWN = 5  # sites per failed check in a failure's text
+_FRAMES_SHOWN = 3  # frames per site, the user's line first
+
+
+def _failure_text(nodeid, failed):
+    """One short block for a failed test: each failed check's verdict, then per site its
+    size and its first frames, the user's own line first (`check` orders every stack so,
+    docs/configuration.md "Stacks in text") with the line saying how it reached CUDA. The
+    whole stacks are in the trace: `gpumemtrace report --phase TEST TRACE`."""
+    text = ["GPU memory verdict of %s (gpumemtrace):" % nodeid]
+    for name, summary, findings in failed:
+        text.append("  FAIL %s: %s" % (name, summary))
+        for finding in findings[:_SITES_SHOWN]:
+            head = "    %s allocated at: " % _format_bytes(finding.get("bytes", 0))
+            frames = 0
+            for line in finding.get("stack", []):
+                if line.startswith("... "):
+                    continue
+                if not line.startswith("  via "):
+                    if frames == _FRAMES_SHOWN:
+                        break
+                    frames += 1
+                text.append(head + line.strip())
+                head = " " * len(head)
+        if len(findings) > _SITES_SHOWN:
+            text.append("    ... %d more sites" % (len(findings) - _SITES_SHOWN))
+    return "\n".join(text)
 
 
 class GpuMemTrace:
@@ -268,11 +298,7 @@ class GpuMemTrace:
         line = ", ".join(words) or "ok"
         self.verdicts.append((item.nodeid, line, bool(verdict.failed)))
         if verdict.failed and outcome.excinfo is None:
-            text = ["GPU memory verdict of %s (gpumemtrace):" % item.nodeid]
-            for name, summary, details in verdict.failed:
-                text.append("  FAIL %s: %s" % (name, summary))
-                text += ["    " + d for d in details]
-            pytest.fail("\n".join(text), pytrace=False)
+            pytest.fail(_failure_text(item.nodeid, verdict.failed), pytrace=False)
 
     def pytest_terminal_summary(self, terminalreporter):
         terminalreporter.section("gpumemtrace: GPU memory per test")

@@ -877,6 +877,18 @@ def test_pytest_plugin():
            "the leak's verdict in the failure", r)
     expect("allocated at:" in out and "cudaMalloc" not in out.split("allocated at:")[1][:0],
            "the failure lists where it was allocated", r)
+    # One short block: the size and the user's line first (the helper that called CUDA,
+    # then the test), no pytest or interpreter internals.
+    lines = out[out.index("GPU memory verdict of test_gpu_memory.py::test_leaking"):].splitlines()
+    end = next((i for i, l in enumerate(lines) if i > 0 and not l.startswith("  ")), len(lines))
+    block = "\n".join(lines[:end])
+    site = [l.split("allocated at: ")[-1].strip() for l in lines[2:end]]
+    expect(re.search(r"64\.0 MiB allocated at: device_buffer at \S*cuda_buffers\.py:\d+$",
+                     block.splitlines()[2]) and
+           any(re.match(r"test_leaking at \S*test_gpu_memory\.py:\d+$", l) for l in site) and
+           not re.search(r"_pytest|pluggy|python3\.\d+\+0x", block) and
+           len(block.splitlines()) <= 8,
+           "a short block: the size, the user's line, its callers, nothing of pytest:\n" + block, r)
     expect("FAIL peak_increase: 3.0 GiB more device memory at the peak of phase "
            "test_gpu_memory.py::test_over_limit than when it began (limit 2.0 GiB)" in out,
            "the limit's verdict in the failure", r)

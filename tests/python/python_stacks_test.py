@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import e2e_case  # noqa: E402
@@ -230,6 +231,24 @@ def test_check_suppressions():
     expect(r.returncode == 1, "check fails on the leaks", r)
     expect(f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}" in r.stdout + r.stderr,
            "check shows leak_here with its line", r)
+    # Own code first in SARIF and JUnit too: each leak's location is the leaking line
+    # (through ctypes, from a function another calls), never libffi's frame.
+    sarif, junit = (os.path.join(ARGS.workdir, n) for n in ("check.sarif", "check.xml"))
+    subprocess.run([ARGS.gpumemtrace, "check", trace, "--sarif", sarif, "--junit", junit],
+                   capture_output=True, text=True)
+    with open(sarif) as f:
+        results = json.load(f)["runs"][0]["results"]
+    leaks = [x for x in results if "leak" in x["ruleId"].lower()]
+    places = [(x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+               x["locations"][0]["physicalLocation"]["region"]["startLine"]) for x in leaks]
+    expect(len(places) == 2 and all(uri.endswith("leak_stacks.py") and line == lines["alloc"]
+                                    for uri, line in places),
+           f"SARIF places both leaks at leak_stacks.py:{lines['alloc']}: {places}")
+    xml = "\n".join(f.text or "" for f in ET.parse(junit).getroot().iter("failure"))
+    first = re.findall(r"allocated at:\s*\n\s*(\S+ at \S+)", xml)
+    expect(first and all(l == f"leak_here at {PROGRAMS}/leak_stacks.py:{lines['alloc']}"
+                         for l in first),
+           f"JUnit: each stack begins with the leaking line: {first}\n{xml[:2000]}")
     for pattern in ("leak:leak_stacks.py:*", f"leak:leak_stacks.py:{lines['alloc']}",
                     "leak:leak_here"):
         supp = os.path.join(ARGS.workdir, "s.supp")

@@ -50,7 +50,22 @@
   function siteName(stack) {
     if (!stack) return "(stack not embedded)";
     const name = GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack);
-    return name.replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
+    return shortFunctions(name).replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
+  }
+
+  // C++ functions without their parameters and all but their last two qualifiers, as the
+  // text report's via line has them ("DeviceCachingAllocator::alloc_block at x.cpp:3"):
+  // a whole signature would fill the legend. Other labels are left as they are.
+  function shortFunctions(name) {
+    if (!name.includes("::")) return name;
+    let out = "";
+    let depth = 0;
+    for (const c of name) {
+      if (c === "(") depth++;
+      else if (c === ")") depth = Math.max(0, depth - 1);
+      else if (depth === 0) out += c;
+    }
+    return out.replace(/(?:[\w~<>,]+::)+([\w~]+::[\w~]+)/g, "$1");
   }
 
   // The series of one device by allocation site (report.site_timeline): the sites with the
@@ -60,10 +75,24 @@
     const bySite = (r.site_timeline || []).find((t) => t.device === device);
     if (!bySite) return null;
     const times = bySite.time_ns.map((t) => Number(t) - origin);
-    const out = bySite.sites.map((s, i) => {
+    // Sites a person cannot tell apart (the same lines, different frames of a library
+    // below them) are one band: a legend naming one line twice reads as a mistake.
+    const out = [];
+    const byName = new Map();
+    for (const s of bySite.sites) {
       const stack = GMT.data.stackOf(r, s.stack);
-      return { label: siteName(stack), stack, color: SITE_COLORS[i % SITE_COLORS.length], times, values: s.bytes.map(Number), pid: s.pid };
-    });
+      const label = siteName(stack);
+      const key = s.pid + "\n" + label;
+      const values = s.bytes.map(Number);
+      const same = byName.get(key);
+      if (same) {
+        same.values = same.values.map((v, j) => v + values[j]);
+        continue;
+      }
+      const series = { label, stack, color: SITE_COLORS[out.length % SITE_COLORS.length], times, values, pid: s.pid };
+      byName.set(key, series);
+      out.push(series);
+    }
     const other = bySite.other_bytes.map(Number);
     if (other.some((v) => v > 0) || !out.length) out.push({ label: "other", color: OTHER_COLOR, times, values: other });
     return out;
