@@ -33,7 +33,7 @@ void popped(bool recorded, uint64_t first, uint64_t dropped_after) {
         w = {};
         return;
     }
-    w.popped.records = first - w.end;
+    w.popped.slots = first - w.end;
     w.popped.dropped = dropped_after - w.dropped;
     w.state = Window::State::Popped;
 }

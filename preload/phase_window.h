@@ -2,7 +2,8 @@
 // (gpumemtrace_last_popped_phase in include/gpumemtrace.h), from the ring positions the two
 // Phase records took: every record of every thread that the trace places between them took
 // a position between them (RingBuffer::claim hands positions out in one total order, the
-// order the reader keeps), so their difference counts those records. Events dropped take no
+// order the reader keeps), so their difference counts the slots those records took: 0
+// exactly when there was none. Events dropped take no
 // position: the ring's drop count, read before the push is claimed and after the pop is,
 // counts the ones that may fall between.
 //
@@ -15,7 +16,7 @@
 namespace gmt::preload {
 
 struct PoppedPhase {
-    uint64_t records = 0;
+    uint64_t slots = 0; // ring slots taken by records between the push and the pop
     uint64_t dropped = 0;
 };
 

@@ -38,7 +38,7 @@ gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phase* phase, unsigned l
         return -1;
     }
     // The caller's struct may be older (shorter) than ours: only what it has room for.
-    gpumemtrace_popped_phase full{popped.records, popped.dropped};
+    gpumemtrace_popped_phase full{popped.slots, popped.dropped};
     std::memcpy(phase, &full, std::min<unsigned long>(size, sizeof full));
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "views/frame_text.h"
 
 #include "base/hex.h"
+#include "base/path_name.h"
 #include "report/own_code.h"
 
 #include <algorithm>
@@ -9,16 +10,11 @@ namespace gmt::analyzer {
 
 namespace {
 
-std::string_view basename(std::string_view path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 std::string moduleOffset(const Frame& f) {
     if (f.module.empty()) {
         return hex(f.address);
     }
-    return std::string(basename(f.module)) + "+" + hex(f.offset ? *f.offset : f.address);
+    return std::string(fileName(f.module)) + "+" + hex(f.offset ? *f.offset : f.address);
 }
 
 } // namespace
@@ -55,7 +51,7 @@ FrameText frameText(const Frame& f) {
         // Native files by name (the JSON report has the path); Python files whole, since
         // their names repeat (__init__.py) and their paths say which package.
         t.where =
-            " at " + (f.language == FrameLanguage::Python ? f.file : std::string(basename(f.file)));
+            " at " + (f.language == FrameLanguage::Python ? f.file : std::string(fileName(f.file)));
         if (f.line > 0) {
             t.where += ":" + std::to_string(f.line);
         }
@@ -93,20 +89,67 @@ const Frame* firstShown(const Stack& stack) {
     return nullptr;
 }
 
-} // namespace
-
-namespace {
-
 size_t ownIndex(const Stack& stack) {
     const Frame* own = ownFrame(stack);
     return own ? static_cast<size_t>(own - stack.data()) : stack.size();
+}
+
+// A library's Python function as its package names it: ".../site-packages/torch/nn/
+// modules/linear.py" + "forward" -> "torch.nn.modules.linear.forward".
+std::string dottedPython(const Frame& f) {
+    std::string_view path = f.file;
+    for (std::string_view root : {"/site-packages/", "/dist-packages/"}) {
+        if (size_t at = path.rfind(root); at != std::string_view::npos) {
+            path = path.substr(at + root.size());
+            break;
+        }
+    }
+    if (path.size() == f.file.size()) { // the standard library: from lib/python3.X/
+        if (size_t at = path.find("/python3"); at != std::string_view::npos) {
+            const size_t next = path.find('/', at + 1);
+            path = next == std::string_view::npos ? fileName(path) : path.substr(next + 1);
+        } else {
+            path = fileName(path);
+        }
+    }
+    std::string module(path.substr(0, path.size() - (path.ends_with(".py") ? 3 : 0)));
+    std::replace(module.begin(), module.end(), '/', '.');
+    if (module.ends_with(".__init__")) {
+        module.resize(module.size() - 9);
+    }
+    return module.empty() ? f.function : module + "." + f.function;
+}
+
+// viaText() of a stack whose innermost own frame is stack[own] (none: stack.size()).
+std::string viaAt(const Stack& stack, size_t own) {
+    if (own == stack.size()) {
+        return {};
+    }
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < own; ++i) {
+        if (stack[i].language == FrameLanguage::Python) {
+            parts.push_back(dottedPython(stack[i]));
+            break;
+        }
+    }
+    if (const size_t caller = cudaCallerIndex(stack); caller < own) {
+        const Frame& f = stack[caller];
+        parts.push_back(f.function.empty()
+                            ? std::string(fileName(f.module.empty() ? moduleOffset(f) : f.module))
+                            : shortFunction(f.function));
+    }
+    std::string via;
+    for (const std::string& part : parts) {
+        via += (via.empty() ? "via " : " \u2192 ") + part;
+    }
+    return via;
 }
 
 // The own frame, how it reached CUDA, then its own callers; library frames between and
 // after them are counted, not shown.
 std::vector<FrameText> ownFirstText(const Stack& stack, size_t own, size_t max_frames) {
     std::vector<FrameText> lines{frameText(stack[own])};
-    if (std::string via = viaText(stack); !via.empty()) {
+    if (std::string via = viaAt(stack, own); !via.empty()) {
         lines.push_back({"  " + via, ""});
     }
     size_t shown = 0, library = 0, left_out = 0;
@@ -214,37 +257,10 @@ const Frame* ownFrame(const Stack& stack) {
     return nullptr;
 }
 
-namespace {
-
-// A library's Python function as its package names it: ".../site-packages/torch/nn/
-// modules/linear.py" + "forward" -> "torch.nn.modules.linear.forward".
-std::string dottedPython(const Frame& f) {
-    std::string_view path = f.file;
-    for (std::string_view root : {"/site-packages/", "/dist-packages/"}) {
-        if (size_t at = path.rfind(root); at != std::string_view::npos) {
-            path = path.substr(at + root.size());
-            break;
-        }
-    }
-    if (path.size() == f.file.size()) { // the standard library: from lib/python3.X/
-        if (size_t at = path.find("/python3"); at != std::string_view::npos) {
-            const size_t next = path.find('/', at + 1);
-            path = next == std::string_view::npos ? basename(path) : path.substr(next + 1);
-        } else {
-            path = basename(path);
-        }
-    }
-    std::string module(path.substr(0, path.size() - (path.ends_with(".py") ? 3 : 0)));
-    std::replace(module.begin(), module.end(), '/', '.');
-    if (module.ends_with(".__init__")) {
-        module.resize(module.size() - 9);
-    }
-    return module.empty() ? f.function : module + "." + f.function;
+std::string viaText(const Stack& stack) {
+    return viaAt(stack, ownIndex(stack));
 }
 
-// A C++ function without its parameters and all but its last two qualifiers:
-// "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char,
-// unsigned long)" -> "DeviceCachingAllocator::malloc".
 std::string shortFunction(std::string_view name) {
     int depth = 0;
     size_t end = name.size();
@@ -268,33 +284,6 @@ std::string shortFunction(std::string_view name) {
         }
     }
     return std::string(name.substr(cut));
-}
-
-} // namespace
-
-std::string viaText(const Stack& stack) {
-    const size_t own = ownIndex(stack);
-    if (own == stack.size()) {
-        return {};
-    }
-    std::vector<std::string> parts;
-    for (size_t i = 0; i < own; ++i) {
-        if (stack[i].language == FrameLanguage::Python) {
-            parts.push_back(dottedPython(stack[i]));
-            break;
-        }
-    }
-    if (const size_t caller = cudaCallerIndex(stack); caller < own) {
-        const Frame& f = stack[caller];
-        parts.push_back(f.function.empty()
-                            ? std::string(basename(f.module.empty() ? moduleOffset(f) : f.module))
-                            : shortFunction(f.function));
-    }
-    std::string via;
-    for (const std::string& part : parts) {
-        via += (via.empty() ? "via " : " \u2192 ") + part;
-    }
-    return via;
 }
 
 std::vector<const Frame*> userFrames(const Stack& stack, bool full) {

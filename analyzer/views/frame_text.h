@@ -20,6 +20,7 @@
 #include "model/report.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gmt::analyzer {
@@ -50,6 +51,12 @@ const Frame* ownFrame(const Stack& stack);
 // inside it (dotted as its package names it), B the frame that made the CUDA call (its
 // function, or its module when not symbolized). Empty when the own frame made the call.
 std::string viaText(const Stack& stack);
+
+// A C++ function without its parameters and all but its last two qualifiers:
+// "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char,
+// unsigned long)" -> "DeviceCachingAllocator::malloc". Short labels (the via line, the HTML
+// timeline's legend) name a C++ site by it.
+std::string shortFunction(std::string_view name);
 
 // The frames a flame graph or folded stack shows, innermost first: from the innermost own
 // frame outwards, own frames only; shownFrames() with `full` or when there is no own frame.

@@ -65,6 +65,13 @@ class FrameTable {
         frame["label"] = validUtf8(text.what);
         frame["where"] = validUtf8(text.where);
         frame["hidden"] = hiddenFrame(f);
+        // A C++ function's short name, for labels with little room (the timeline's legend),
+        // when it is shorter than the whole signature.
+        if (f.language == FrameLanguage::Native && !f.function.empty()) {
+            if (std::string name = shortFunction(f.function); name.size() < text.what.size()) {
+                frame["short"] = validUtf8(name);
+            }
+        }
         const size_t at = frames_.size();
         frames_.push_back(std::move(frame));
         seen_.emplace(std::move(key), at);

@@ -35,9 +35,11 @@ GPUMEMTRACE_API void gpumemtrace_pop_phase(void);
  * thread: a test harness can say so without reading the trace (the pytest plugin,
  * docs/ci.md). */
 struct gpumemtrace_popped_phase {
-    /* Records of any thread between the push and the pop: events, phases, and what the
-     * events refer to (stacks, modules, Python code, a caching allocator's settings). */
-    unsigned long long records;
+    /* Ring slots taken between the push and the pop by the records of any thread (events,
+     * phases, and what the events refer to: stacks, modules, Python code, a caching
+     * allocator's settings). A record takes one slot or more: 0 exactly when there was no
+     * record. */
+    unsigned long long slots;
     /* Events lost meanwhile (GPUMEMTRACE_ON_FULL=drop, or calls after the trace ended). */
     unsigned long long dropped;
 };

@@ -72,7 +72,7 @@ def _format_bytes(n):
 
 class _PoppedPhase(ctypes.Structure):
     """struct gpumemtrace_popped_phase (include/gpumemtrace.h)."""
-    _fields_ = [("records", ctypes.c_ulonglong), ("dropped", ctypes.c_ulonglong)]
+    _fields_ = [("slots", ctypes.c_ulonglong), ("dropped", ctypes.c_ulonglong)]
 
 
 class _Recorder:
@@ -117,7 +117,7 @@ class _Recorder:
         phase = _PoppedPhase()
         if self.last_popped(ctypes.byref(phase), ctypes.sizeof(phase)) != 0:
             return False
-        return phase.records == 0 and phase.dropped == 0
+        return phase.slots == 0 and phase.dropped == 0
 
 
 def _preload_library():

@@ -53,10 +53,12 @@
   }
 
   // "cache_activations(...) at train.cpp:7": where a stack allocated, by its innermost own
-  // frame when it has one.
-  function siteLabel(stack) {
+  // frame when it has one; with `short`, a C++ function by its short name
+  // (views/frame_text.h shortFunction: "Allocator::malloc at alloc.cpp:7").
+  function siteLabel(stack, short) {
     const shown = userFrames(stack);
-    return shown.length ? shown[0].label + shown[0].where : "(no stack recorded)";
+    if (!shown.length) return "(no stack recorded)";
+    return ((short && shown[0].short) || shown[0].label) + shown[0].where;
   }
 
   // Where Python code made a framework's allocation: its two innermost Python frames

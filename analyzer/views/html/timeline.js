@@ -46,26 +46,12 @@
   const OTHER_COLOR = "#d0d3da";
 
   // A site as the tables name it (its own or Python lines first, GMT.data), with files by
-  // their name alone, so that a legend of eight sites stays short.
+  // their name alone and C++ functions by their short names, so that a legend of eight
+  // sites stays short.
   function siteName(stack) {
     if (!stack) return "(stack not embedded)";
-    const name = GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack);
-    return shortFunctions(name).replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
-  }
-
-  // C++ functions without their parameters and all but their last two qualifiers, as the
-  // text report's via line has them ("DeviceCachingAllocator::alloc_block at x.cpp:3"):
-  // a whole signature would fill the legend. Other labels are left as they are.
-  function shortFunctions(name) {
-    if (!name.includes("::")) return name;
-    let out = "";
-    let depth = 0;
-    for (const c of name) {
-      if (c === "(") depth++;
-      else if (c === ")") depth = Math.max(0, depth - 1);
-      else if (depth === 0) out += c;
-    }
-    return out.replace(/(?:[\w~<>,]+::)+([\w~]+::[\w~]+)/g, "$1");
+    const name = GMT.data.pythonSiteLabel(stack) || GMT.data.siteLabel(stack, true);
+    return name.replace(/ at [^ ←]*\/([^/ ←]+:\d+)/g, " at $1");
   }
 
   // The series of one device by allocation site (report.site_timeline): the sites with the
