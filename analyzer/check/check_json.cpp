@@ -16,10 +16,10 @@ Json optional(const std::optional<uint64_t>& v) {
 Json findingJson(const Finding& f, const SourceRoot& root) {
     Json stack = Json::array();
     for (const analyzer::FrameText& line :
-         analyzer::stackText(f.stack, {.full = false, .max_frames = SIZE_MAX})) {
+         analyzer::stackText(*f.stack, {.full = false, .max_frames = SIZE_MAX})) {
         stack.push_back(line.str());
     }
-    const auto where = locate(f.stack, root);
+    const auto where = locate(*f.stack, root);
     return Json{{"rule", f.rule},
                 {"message", f.message},
                 {"bytes", f.bytes},

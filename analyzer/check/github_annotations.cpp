@@ -75,7 +75,7 @@ std::string githubAnnotations(const std::vector<ProcessVerdict>& verdicts, const
                 continue;
             }
             for (const Finding& f : c.findings) {
-                const auto where = locate(f.stack, root);
+                const auto where = locate(*f.stack, root);
                 std::string message = f.message;
                 if (where && !where->function.empty()) {
                     message += " in " + where->function;

@@ -137,7 +137,7 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
         out.details.push_back({line + " allocated at:", ""});
         appendStack(out.details, leak.stack, detail, "    ");
         out.findings.push_back(
-            {"leak", line + " allocated here is never freed", leak.bytes, leak.stack});
+            {"leak", line + " allocated here is never freed", leak.bytes, &leak.stack});
     }
     if (scope.sites > shown) {
         out.details.push_back(
@@ -195,7 +195,7 @@ CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
                                 formatBytes(site.bytes) + " held here at the peak of " +
                                     formatBytes(peak) + " (limit " +
                                     formatBytes(*limits.max_peak_bytes) + ")",
-                                site.bytes, site.stack});
+                                site.bytes, &site.stack});
     }
     return out;
 }
@@ -265,7 +265,7 @@ CheckOutcome checkGrowth(const Report& report, const GateLimits& limits, const G
         out.findings.push_back({"growth",
                                 "live bytes allocated here grow by " +
                                     formatBytes(g.bytes_per_iteration) + " per iteration",
-                                g.bytes_per_iteration, g.stack});
+                                g.bytes_per_iteration, &g.stack});
     }
     return out;
 }
@@ -299,7 +299,7 @@ CheckOutcome checkErrors(const Report& report, const GateLimits& limits, Suppres
         }
         out.details.push_back({line + " at:", ""});
         appendStack(out.details, e.stack, detail, "    ");
-        out.findings.push_back({type, line, 0, e.stack});
+        out.findings.push_back({type, line, 0, &e.stack});
         if (!e.allocation_stack.empty()) {
             out.details.push_back({"  allocated at:", ""});
             appendStack(out.details, e.allocation_stack, detail, "    ");

@@ -47,7 +47,10 @@ struct Finding {
     std::string rule;    // "leak", "growth", "peak", "double_free", ...
     std::string message; // one line
     uint64_t bytes = 0;  // leaked, per iteration, or held at the peak; 0 for errors
-    analyzer::Stack stack;
+    // The judged report's own stack, not a copy: a verdict is used while its report lives
+    // (runCheckGate keeps every report until its outputs are written), and a copy per
+    // finding cost gigabytes for a hundred thousand sites at a large --top.
+    const analyzer::Stack* stack = nullptr;
 };
 
 // One check ("leaks", "peak", "errors", ...): a one-line summary and the lines under it.

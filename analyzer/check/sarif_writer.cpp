@@ -1,4 +1,5 @@
 #include "check/sarif_writer.h"
+#include "base/json_sink.h"
 #include "base/version.h"
 
 #include "views/frame_text.h"
@@ -111,7 +112,7 @@ Json result(const std::string& rule, const char* level, const std::string& messa
 
 } // namespace
 
-Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root) {
+std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root) {
     Json rules = Json::array();
     for (const Rule& r : kRules) {
         rules.push_back(Json{{"id", std::string("gpumemtrace/") + r.id},
@@ -120,7 +121,29 @@ Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& roo
                              {"defaultConfiguration", Json{{"level", "error"}}},
                              {"properties", Json{{"tags", Json::array({"gpu", "memory"})}}}});
     }
-    Json results = Json::array();
+    std::string out;
+    analyzer::JsonTextSink sink(out, 2);
+    sink.beginObject();
+    sink.key("$schema");
+    sink.value("https://json.schemastore.org/sarif-2.1.0.json");
+    sink.key("version");
+    sink.value("2.1.0");
+    sink.key("runs");
+    sink.beginArray();
+    sink.beginObject();
+    sink.key("tool");
+    analyzer::emitJson(Json{{"driver", Json{{"name", "gpumemtrace"},
+                                            {"version", analyzer::gpumemtraceVersion()},
+                                            {"semanticVersion", analyzer::gpumemtraceVersion()},
+                                            {"rules", std::move(rules)}}}},
+                       sink);
+    sink.key("originalUriBaseIds");
+    analyzer::emitJson(Json{{"SRCROOT", Json{{"uri", "file://" + uriPath(root.directory())}}}},
+                       sink);
+    // The results last, each written as soon as it is made: a result's tree lives only
+    // while it is written, so memory is the log's own bytes however many sites fail.
+    sink.key("results");
+    sink.beginArray();
     for (const ProcessVerdict& v : verdicts) {
         for (const CheckOutcome& c : v.checks) {
             const bool noted = !c.failed && c.name == "growth" && !c.findings.empty();
@@ -129,12 +152,12 @@ Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& roo
             }
             const char* level = c.failed ? "error" : "warning";
             if (c.findings.empty()) {
-                results.push_back(result("check", level, c.name + ": " + c.summary, v));
+                analyzer::emitJson(result("check", level, c.name + ": " + c.summary, v), sink);
                 continue;
             }
             for (const Finding& f : c.findings) {
                 Json r = result(f.rule, level, f.message, v);
-                if (const auto where = locate(f.stack, root)) {
+                if (const auto where = locate(*f.stack, root)) {
                     Json location = Json{{"physicalLocation", physical(*where)}};
                     if (!where->function.empty()) {
                         location["logicalLocations"] = Json::array(
@@ -142,24 +165,20 @@ Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& roo
                     }
                     r["locations"] = Json::array({std::move(location)});
                 }
-                r["stacks"] = Json::array({stackOf(f.stack, root)});
+                r["stacks"] = Json::array({stackOf(*f.stack, root)});
                 r["partialFingerprints"] =
-                    Json{{"gpumemtraceSite/v1", fingerprint(f.rule, f.stack)}};
+                    Json{{"gpumemtraceSite/v1", fingerprint(f.rule, *f.stack)}};
                 r["properties"]["bytes"] = f.bytes;
-                results.push_back(std::move(r));
+                analyzer::emitJson(r, sink);
             }
         }
     }
-    Json run{{"tool", Json{{"driver", Json{{"name", "gpumemtrace"},
-                                           {"version", analyzer::gpumemtraceVersion()},
-                                           {"semanticVersion", analyzer::gpumemtraceVersion()},
-                                           {"rules", std::move(rules)}}}}},
-             {"originalUriBaseIds",
-              Json{{"SRCROOT", Json{{"uri", "file://" + uriPath(root.directory())}}}}},
-             {"results", std::move(results)}};
-    return Json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-                {"version", "2.1.0"},
-                {"runs", Json::array({std::move(run)})}};
+    sink.end(); // results
+    sink.end(); // the run
+    sink.end(); // runs
+    sink.end();
+    out += '\n';
+    return out;
 }
 
 } // namespace gmt::cli

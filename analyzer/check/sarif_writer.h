@@ -4,17 +4,19 @@
 // the source line of its first shown frame, with the whole stack as a SARIF stack and a
 // fingerprint that follows the site (not its addresses) across runs. A failed check with
 // no such site is one result without a location. Growth found but not limited is a
-// warning. Paths inside the source root are relative to it (uriBaseId SRCROOT).
+// warning. Paths inside the source root are relative to it (uriBaseId SRCROOT). The log is
+// written as text (pretty, two spaces, and a final newline), one result at a time.
 #pragma once
 
 #include "base/json.h"
 #include "check/leak_gate.h"
 #include "check/source_paths.h"
 
+#include <string>
 #include <vector>
 
 namespace gmt::cli {
 
-analyzer::Json sarifLog(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root);
+std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root);
 
 } // namespace gmt::cli

@@ -247,8 +247,7 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
         analyzer::writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
     }
     if (!args.sarif.empty()) {
-        analyzer::writeOutputFile(args.sarif,
-                                  analyzer::jsonText(sarifLog(verdicts, root), 2) + "\n");
+        analyzer::writeOutputFile(args.sarif, sarifText(verdicts, root));
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }
