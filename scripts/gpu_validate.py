@@ -19,6 +19,7 @@ import gpu_caching_checks
 import gpu_framework_bench
 import gpu_python_checks
 import gpu_snapshot_checks
+import gpu_whatif_checks
 from gpu_validate_ranks import check_ranks
 
 ROWS = []
@@ -610,6 +611,7 @@ def main():
               "python": lambda e: gpu_python_checks.check_python(e, row),
               "caching": lambda e: gpu_caching_checks.check_caching(e, row),
               "snapshot": lambda e: gpu_snapshot_checks.check_snapshot(e, row),
+              "whatif": lambda e: gpu_whatif_checks.check_whatif(e, row),
               "python_overhead": lambda e: gpu_python_checks.check_python_overhead(e, row,
                                                                                    args.runs),
               "framework_bench": lambda e: gpu_framework_bench.check_framework_bench(
