@@ -4,6 +4,7 @@
 #include "report_fixture.h"
 
 #include "analysis/caching/allocator_rules.h"
+#include "base/saturating.h"
 #include "report/report_json.h"
 
 #include <catch2/catch.hpp>
@@ -399,6 +400,35 @@ TEST_CASE("blocks the trace cannot place are counted, never invented") {
     CHECK(a.unmatched_events == 3);
     CHECK(a.estimated_blocks == 1);
     CHECK_FALSE(a.sizes_exact);
+}
+
+TEST_CASE("crafted sizes near 2^64: rounding and the block sums saturate, never wrap") {
+    constexpr uint64_t kMax = analyzer::kSaturated;
+    AllocatorRules r;
+    CHECK(r.roundSize(kMax) == kMax); // 2^64 - 1 rounded up to 512: past the largest
+    CHECK(r.roundSize(kMax - 600) == kMax - 511);
+    CHECK(AllocatorRules::segmentSize(kMax - 1) == kMax);
+    r = AllocatorRules::parse("PYTORCH_CUDA_ALLOC_CONF=roundup_power2_divisions:4\n");
+    CHECK(r.roundSize(kMax - 1) == kMax); // the next step would be 2^64
+    // The tracker places no event over 2^48 bytes (damage), so a crafted trace wraps a sum
+    // with 2^16 + 1 of them: 2^64 + 2^48 bytes reserved and allocated, which plain sums read
+    // as 2^48 (after a peak of 2^64 - 2^48).
+    auto b = attached();
+    constexpr uint64_t kLargest = uint64_t{1} << 48;
+    for (uint64_t i = 0; i <= (1u << 16); ++i) {
+        // The block events alone: the segments' own cudaMalloc events would overlap. The
+        // blocks lie outside the segments (placed as estimates), so that measuring the
+        // space inside the segments does not walk every block for every segment.
+        const uint64_t at = 0x1000 + (i << 24);
+        b.event(block(1 + 2 * i, BlockAction::SegmentAlloc, at, kLargest, 0, 2));
+        b.event(
+            block(2 + 2 * i, BlockAction::Alloc, (uint64_t{1} << 50) + (i << 24), kLargest, 0, 5));
+    }
+    b.trailer(1u << 20);
+    const analyzer::Report rep = report(b);
+    const auto& d = caching(rep).processes[0].devices[0];
+    CHECK(d.reserved_peak_bytes == kMax);
+    CHECK(d.allocated_peak_bytes == kMax);
 }
 
 TEST_CASE("the tensor level in JSON: valid against the schema, read back as written") {

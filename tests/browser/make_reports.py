@@ -4,7 +4,7 @@ HTML reports (and, to compare with, their JSON reports and event dumps).
 
     make_reports.py --gpumemtrace BIN --cudasim DIR --samples DIR --readme README.md
                     --cuda-root DIR --training-loop BIN --nccl-like BIN --python BIN
-                    --torch-like PY --fake-c10-cuda LIB --out DIR
+                    --torch-like PY --fake-c10-cuda LIB --crafted-traces BIN --out DIR
 
 Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
 traces), and manifest.json listing them. The README tour's program is built from the
@@ -47,7 +47,7 @@ def main():
     p = argparse.ArgumentParser()
     for name in ("--gpumemtrace", "--cudasim", "--samples", "--readme", "--cuda-root",
                  "--training-loop", "--nccl-like", "--python", "--torch-like", "--fake-c10-cuda",
-                 "--out"):
+                 "--crafted-traces", "--out"):
         p.add_argument(name, required=True)
     a = p.parse_args()
     gmt = os.path.abspath(a.gpumemtrace)
@@ -176,6 +176,11 @@ def main():
             for t in manifest["torch_train"]["traces"] + manifest["torch_oom"]["traces"]]
     run([gmt, "report", "--format", "html", "-o", "torch_both.html"] + both, out, env)
     reports("torch_both", both)
+
+    # Crafted traces (tests/browser/crafted_traces.cpp): leaks whose sum saturates.
+    run([os.path.abspath(a.crafted_traces), out], out, env)
+    run([gmt, "report", "--format", "html", "-o", "saturated.html", "saturated.gmtrace"], out, env)
+    reports("saturated", ["saturated.gmtrace"])
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)

@@ -87,3 +87,15 @@ for (const name of ["stream_pool", "vmm", "fragmentation"]) {
     await page.close();
   });
 }
+
+test("a saturated sum reads 'at least 16 EiB (saturated)', never a wrapped or rounded figure", async () => {
+  // tests/browser/crafted_traces.cpp: leaks of 2^64 - 1 and 2 bytes.
+  const { page, problems } = await openReport(opened.browser, manifest.saturated.html);
+  const leaked = await page.$eval("#gmt-facts [data-fact='leaked']", (d) => d.textContent);
+  assert.equal(leaked, "at least 16 EiB (saturated) in 2 allocations");
+  const peak = await page.$eval("#gmt-facts [data-fact='peak']", (d) => d.textContent);
+  assert.ok(peak.startsWith("at least 16 EiB (saturated) of device memory"), peak);
+  assert.ok(!(await page.$eval("body", (b) => b.innerText)).includes("PiB"), "no figure in PiB");
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,11 +1,19 @@
 #include "analysis/caching/allocator_rules.h"
 
+#include "base/saturating.h"
+
 #include <bit>
 #include <charconv>
 
 namespace gmt::analyzer {
 
 namespace {
+
+// size rounded up to a multiple of `unit`, or kSaturated where that multiple is past 2^64.
+uint64_t roundUp(uint64_t size, uint64_t unit) {
+    const uint64_t below = size - size % unit;
+    return below == size ? size : saturatingAdd(below, unit);
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
@@ -91,6 +99,8 @@ AllocatorRules AllocatorRules::parse(std::string_view environment) {
 }
 
 uint64_t AllocatorRules::roundSize(uint64_t size) const {
+    // A crafted trace can ask for nearly 2^64 bytes: rounding up past the largest size stops
+    // at kSaturated (base/saturating.h) instead of wrapping to a tiny block.
     if (size < kMinBlockSize) {
         return kMinBlockSize;
     }
@@ -103,12 +113,12 @@ uint64_t AllocatorRules::roundSize(uint64_t size) const {
         const uint64_t floor = std::bit_floor(size);
         const uint64_t step = floor / d;
         if (step == 0) {
-            return floor << 1;
+            return saturatingAdd(floor, floor);
         }
         const uint64_t rounded = size & ~(step - 1);
-        return rounded == size ? size : rounded + step;
+        return rounded == size ? size : saturatingAdd(rounded, step);
     }
-    return kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
+    return roundUp(size, kMinBlockSize);
 }
 
 uint64_t AllocatorRules::segmentSize(uint64_t rounded) {
@@ -118,7 +128,7 @@ uint64_t AllocatorRules::segmentSize(uint64_t rounded) {
     if (rounded < kMinLargeAlloc) {
         return kLargeBuffer;
     }
-    return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+    return roundUp(rounded, kRoundLarge);
 }
 
 bool AllocatorRules::smallPool(uint64_t segment_bytes, bool expandable, uint64_t block_bytes) {

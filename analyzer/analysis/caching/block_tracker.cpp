@@ -1,4 +1,5 @@
 #include "analysis/caching/block_tracker.h"
+#include "base/saturating.h"
 
 #include <algorithm>
 
@@ -144,7 +145,7 @@ void BlockTracker::alloc(Device& d, DeviceTotals& t, const format::Event& e, uin
     }
     estimated_ += exact ? 0 : 1;
     Block b;
-    b.end = a + bytes;
+    b.end = saturatingAdd(a, bytes);
     b.requested = e.size;
     b.stream = e.stream;
     b.time_ns = e.time_ns;
@@ -153,7 +154,7 @@ void BlockTracker::alloc(Device& d, DeviceTotals& t, const format::Event& e, uin
     b.site = accounting_.add(charge(b, a, e.device), e.time_ns);
     d.blocks.emplace(a, b);
     d.released_since_alloc = 0;
-    t.allocated += bytes;
+    addSaturating(t.allocated, bytes);
     ++t.allocations;
     if (t.allocated > t.allocated_peak.bytes) {
         t.allocated_peak = {t.allocated, e.time_ns};
@@ -177,15 +178,15 @@ void BlockTracker::freeRequested(Device& d, DeviceTotals& t, const format::Event
     }
     if (e.flags & format::kFlagInterpreterExiting) {
         SiteLive& s = exit_freed_[b.stack];
-        s.bytes += bytes;
+        addSaturating(s.bytes, bytes);
         ++s.allocations;
     }
 }
 
 void BlockTracker::addSegment(Device& d, DeviceTotals& t, const format::Event& e, bool expandable) {
     const uint64_t a = e.address;
-    const uint64_t end = a + e.size;
-    t.reserved += e.size;
+    const uint64_t end = saturatingAdd(a, e.size);
+    addSaturating(t.reserved, e.size);
     if (t.reserved > t.reserved_peak.bytes) {
         t.reserved_peak = {t.reserved, e.time_ns};
     }
@@ -211,14 +212,14 @@ void BlockTracker::addSegment(Device& d, DeviceTotals& t, const format::Event& e
 void BlockTracker::removeSegment(Device& d, DeviceTotals& t, const format::Event& e,
                                  bool expandable) {
     const uint64_t a = e.address;
-    const uint64_t end = a + e.size;
+    const uint64_t end = saturatingAdd(a, e.size);
     auto segment = segmentAt(d, a);
     if (segment == d.segments.end()) {
         ++unmatched_;
         return;
     }
     t.reserved -= std::min(t.reserved, e.size);
-    d.released_since_alloc += e.size;
+    addSaturating(d.released_since_alloc, e.size);
     // Blocks are never in memory given back; a trace missing their frees ends them here.
     for (auto it = d.blocks.lower_bound(a); it != d.blocks.end() && it->first < end;) {
         ++unmatched_;
@@ -261,9 +262,9 @@ void BlockTracker::finish() {
             }
             LeakGroup& g =
                 leaks_[LeakKey{b.stack, format::Kind::Block, format::Api::Unknown, false, b.phase}];
-            g.bytes += b.end - address;
+            addSaturating(g.bytes, b.end - address);
             ++g.allocations;
-            g.bytes_by_device[device] += b.end - address;
+            addSaturating(g.bytes_by_device[device], b.end - address);
         }
     }
 }
@@ -275,7 +276,7 @@ std::vector<BlockTracker::BlockView> BlockTracker::blocksIn(int device, uint64_t
     if (d == devices_.end()) {
         return out;
     }
-    const uint64_t end = address + bytes;
+    const uint64_t end = saturatingAdd(address, bytes);
     for (auto it = d->second.blocks.lower_bound(address);
          it != d->second.blocks.end() && it->first < end; ++it) {
         const Block& b = it->second;
@@ -340,10 +341,10 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
             }
             cursor = std::max(cursor, std::min(it->second.end, s.end));
             const uint64_t bytes = it->second.end - it->first;
-            m.active_bytes += bytes;
+            addSaturating(m.active_bytes, bytes);
             if (it->second.allocated) {
-                seg.allocated_bytes += bytes;
-                m.requested_bytes += it->second.requested;
+                addSaturating(seg.allocated_bytes, bytes);
+                addSaturating(m.requested_bytes, it->second.requested);
             }
         }
         if (cursor < s.end) {
@@ -351,29 +352,30 @@ InsideSegments BlockTracker::measure(int device, size_t top) const {
         }
         constexpr uint64_t kPage = 2 << 20;
         for (const auto& [at, p] : pieces) {
-            const uint64_t first_page = (at + kPage - 1) / kPage;
-            const uint64_t end_page = (at + p) / kPage;
-            m.free_whole_pages += end_page > first_page ? (end_page - first_page) * kPage : 0;
-            seg.free_bytes += p;
+            const uint64_t first_page = at / kPage + (at % kPage != 0 ? 1 : 0);
+            const uint64_t end_page = saturatingAdd(at, p) / kPage;
+            addSaturating(m.free_whole_pages,
+                          end_page > first_page ? (end_page - first_page) * kPage : 0);
+            addSaturating(seg.free_bytes, p);
             seg.largest_free_bytes = std::max(seg.largest_free_bytes, p);
             // PyTorch counts inactive split blocks outside expandable segments only.
             if (any_block && !s.expandable) {
                 ++m.inactive_split_blocks;
-                m.inactive_split_bytes += p;
+                addSaturating(m.inactive_split_bytes, p);
             }
         }
         if (!any_block) {
-            m.releasable_bytes += seg.bytes;
+            addSaturating(m.releasable_bytes, seg.bytes);
         }
-        m.reserved_bytes += seg.bytes;
-        m.allocated_bytes += seg.allocated_bytes;
-        m.free_bytes += seg.free_bytes;
+        addSaturating(m.reserved_bytes, seg.bytes);
+        addSaturating(m.allocated_bytes, seg.allocated_bytes);
+        addSaturating(m.free_bytes, seg.free_bytes);
         m.largest_free_bytes = std::max(m.largest_free_bytes, seg.largest_free_bytes);
         StreamSpaceReport& st = streams[s.stream];
         st.stream = s.stream;
-        st.reserved_bytes += seg.bytes;
-        st.allocated_bytes += seg.allocated_bytes;
-        st.free_bytes += seg.free_bytes;
+        addSaturating(st.reserved_bytes, seg.bytes);
+        addSaturating(st.allocated_bytes, seg.allocated_bytes);
+        addSaturating(st.free_bytes, seg.free_bytes);
         st.largest_free_bytes = std::max(st.largest_free_bytes, seg.largest_free_bytes);
         segments.push_back(seg);
     }

@@ -9,6 +9,9 @@ window.GMT = window.GMT || {};
   function bytes(n) {
     if (n === null || n === undefined) return "unknown";
     let v = Number(n);
+    // A sum the analysis stopped at 2^64 - 1 rather than wrap (docs/analysis.md, "Saturated
+    // figures"): the text views' words. As a JavaScript number it reads 2^64.
+    if (v >= 2 ** 64) return "at least 16 EiB (saturated)";
     let u = 0;
     while (Math.abs(v) >= 1024 && u < UNITS.length - 1) {
       v /= 1024;
