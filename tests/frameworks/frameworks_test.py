@@ -237,6 +237,25 @@ def test_planted_leak_kept():
            f"{stats['end']['allocated']}")
     expect(rep["summary"]["leaked_bytes"] == leaks[0]["bytes"],
            "the segments holding them are held by the cache, not leaked too")
+    # Own code first (docs/python.md): the tensor class is the installed stand-in's
+    # (site-packages/torch_stand_in.py), so the first frame shown, in the report and in
+    # check, is the script's line that made the tensor; the own flag says which frames.
+    own = [f for f in leaks[0]["stack"] if f.get("own")]
+    expect(own and own[0].get("language") == "python" and
+           os.path.basename(own[0]["file"]) == "torch_like.py" and own[0]["line"] == planted,
+           f"the first own frame is torch_like.py:{planted}: {own[:2]}")
+    expect(not any(f.get("own") for f in leaks[0]["stack"]
+                   if "torch_stand_in" in f.get("file", "")),
+           "the stand-in's frames are library frames")
+    block = out[out.index("PyTorch caching allocator"):]
+    first = next(l for l in block.splitlines()[1:] if l.strip())
+    expect(f"torch_like.py:{planted}" in first,
+           f"check's first frame under the leak is the planted line: {first!r}\n{out}")
+    text = gmt("report", trace)
+    section = text[text.index("PyTorch caching allocator"):]
+    first = next(l for l in section.splitlines()[1:] if l.strip())
+    expect(f"torch_like.py:{planted}" in first,
+           f"report's first frame under the leak is the planted line: {first!r}\n{text}")
 
 
 def test_record_stream():

@@ -1,6 +1,6 @@
 """A PyTorch-like program on the stand-in libc10_cuda.so (tests/frameworks/fake_c10_cuda.cpp):
-tensors made and dropped from Python through its caching allocator, reached with ctypes,
-which loads the library RTLD_LOCAL as Python loads PyTorch's. A tensor frees its block when
+tensors made and dropped from Python through its caching allocator, reached through the
+stand-in's installed package (site-packages/torch_stand_in.py). A tensor frees its block when
 the last reference goes, as a torch.Tensor does, and so at interpreter exit for what module
 globals still hold.
 
@@ -11,44 +11,13 @@ same, but the process ends with os._exit: nothing is freed), record_stream, oom.
 the allocator's statistics (PyTorch's memory_stats names) at the end and at the moment the
 allocated bytes first reached their maximum.
 """
-import ctypes
 import json
 import os
 import sys
 
-lib = ctypes.CDLL(os.path.join(os.environ["FAKE_TORCH"], "lib", "libc10_cuda.so"))
-lib.fake_torch_malloc.restype = ctypes.c_void_p
-lib.fake_torch_malloc.argtypes = [ctypes.c_size_t, ctypes.c_void_p]
-lib.fake_torch_free.argtypes = [ctypes.c_void_p]
-lib.fake_torch_record_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-lib.fake_torch_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
-NAMES = ["allocated", "reserved", "active", "requested", "max_allocated", "max_reserved",
-         "inactive_split", "inactive_split_bytes", "num_ooms"]
-MiB = 1 << 20
-
-
-def stats():
-    out = (ctypes.c_uint64 * len(NAMES))()
-    lib.fake_torch_stats(out)
-    return dict(zip(NAMES, out))
-
-
-class Tensor:
-    def __init__(self, nbytes, stream=None):
-        # Its own reference to the free function, as a torch.Tensor's deleter is C code: at
-        # exit the interpreter may clear this module's globals before the tensors go.
-        self._free = lib.fake_torch_free
-        self.ptr = lib.fake_torch_malloc(nbytes, stream)
-        if not self.ptr:
-            raise MemoryError("CUDA out of memory. Tried to allocate %d bytes" % nbytes)
-
-    def record_stream(self, stream):
-        lib.fake_torch_record_stream(self.ptr, stream)
-
-    def __del__(self):
-        if self.ptr:
-            self._free(self.ptr)
-            self.ptr = None
+# The stand-in's Python side is an installed package, as PyTorch's is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+from torch_stand_in import MiB, Tensor, lib, stats  # noqa: E402
 
 
 AT_PEAK = {}
