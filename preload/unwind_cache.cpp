@@ -344,6 +344,7 @@ struct Window {
 // touches its pages only when used).
 struct Block {
     bool busy;
+    bool inherited; // taken over from an exited thread (takeSpare)
     uint32_t rules_used;
     uint64_t traces, fallbacks, steps, reused, rule_lookups, verify_misses;
     bool repeated;          // the last trace returned its window's kept output
@@ -358,10 +359,58 @@ pthread_key_t g_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 bool g_key_ok = false;
 
+// Blocks of exited threads, kept for the threads that come next. A fresh block costs its
+// thread an mmap, an munmap and a page fault for every page its first stacks touch (rules
+// are spread over the whole table): tens per thread, which a program of many short-lived
+// threads pays on each (scripts/bench-threads.sh). A kept block keeps its rules, which
+// depend on the ip alone (as the shared table below assumes too); its windows are emptied.
+// The flag is only ever tried, never waited on: a thread that finds it taken maps or unmaps
+// its own block as before, so no thread exit and no signal handler can wait on another.
+constexpr size_t kSpareBlocks = 16;
+std::atomic_flag g_spare_lock = ATOMIC_FLAG_INIT;
+void* g_spare[kSpareBlocks];
+size_t g_spare_count = 0;
+
+bool keepSpare(void* p) {
+    if (g_spare_lock.test_and_set(std::memory_order_acquire)) {
+        return false;
+    }
+    const bool kept = g_spare_count < kSpareBlocks;
+    if (kept) {
+        g_spare[g_spare_count++] = p;
+    }
+    g_spare_lock.clear(std::memory_order_release);
+    return kept;
+}
+
+Block* takeSpare() {
+    if (g_spare_lock.test_and_set(std::memory_order_acquire)) {
+        return nullptr;
+    }
+    void* p = g_spare_count > 0 ? g_spare[--g_spare_count] : nullptr;
+    g_spare_lock.clear(std::memory_order_release);
+    if (p == nullptr) {
+        return nullptr;
+    }
+    auto* b = static_cast<Block*>(p);
+    b->busy = false;
+    b->inherited = true;
+    b->repeated = false;
+    b->traces = b->fallbacks = b->steps = b->reused = b->rule_lookups = b->verify_misses = 0;
+    for (Window& win : b->windows) {
+        win.n = 0;
+        win.out_ok = false;
+        win.check_ok = false;
+    }
+    return b;
+}
+
 void releaseBlock(void* p) {
     // Later calls on this exiting thread (other TSD destructors) go to unw_backtrace.
     t_block = kDead;
-    munmap(p, sizeof(Block));
+    if (!keepSpare(p)) {
+        munmap(p, sizeof(Block));
+    }
 }
 
 Block* createBlock() {
@@ -369,6 +418,14 @@ Block* createBlock() {
     pthread_once(&g_key_once, [] { g_key_ok = pthread_key_create(&g_key, releaseBlock) == 0; });
     if (!g_key_ok) {
         return nullptr;
+    }
+    if (Block* spare = takeSpare()) {
+        if (pthread_setspecific(g_key, spare) != 0) {
+            releaseBlock(spare);
+            return nullptr;
+        }
+        t_block = spare;
+        return t_block;
     }
     void* p =
         mmap(nullptr, sizeof(Block), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -823,6 +880,7 @@ Stats threadStats() {
         st.reused = b->reused;
         st.rule_lookups = b->rule_lookups;
         st.verify_misses = b->verify_misses;
+        st.inherited = b->inherited;
     }
     return st;
 }

@@ -52,6 +52,7 @@ struct Stats {
     uint64_t reused = 0;        // frames taken from the cache after verification
     uint64_t rule_lookups = 0;  // rules derived through libunwind (cache misses)
     uint64_t verify_misses = 0; // cached chains that no longer matched the stack
+    bool inherited = false;     // the thread's cache was an exited thread's (its rules kept)
 };
 Stats threadStats();
 

@@ -334,6 +334,46 @@ TEST_CASE("threads: each thread's cache stays its own", "[unwind]") {
     requireClean(c);
 }
 
+TEST_CASE("threads that come and go: a cache passed on from an exited thread", "[unwind]") {
+    // An exited thread's cache goes to a later thread (preload/unwind_cache.cpp, takeSpare),
+    // with its rules and emptied windows: the later threads' stacks must be exactly
+    // unw_backtrace's, and every thread after the first wave must have been given one. The
+    // threads of a wave take their caches one at a time and exit one at a time, so that the
+    // spare list's flag, which a thread only tries, is never found taken.
+    ensureInit();
+    Checker c;
+    c.depths = {64, 16, 256};
+    c.raw = true;
+    constexpr int kWaves = 6, kPerWave = 3;
+    std::atomic<int> inherited{0};
+    for (int wave = 0; wave < kWaves; ++wave) {
+        std::atomic<int> start_turn{0}, exit_turn{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kPerWave; ++t) {
+            threads.emplace_back([&, wave, t] {
+                while (start_turn.load() != t) {
+                    std::this_thread::yield();
+                }
+                uint64_t frames[8];
+                captureStack(frames, 8); // takes this thread's cache
+                inherited += gmt::preload::unwind::threadStats().inherited ? 1 : 0;
+                start_turn.store(t + 1);
+                runPlans(c, 9000 + wave * 10 + t, 400, false);
+                while (exit_turn.load() != t) {
+                    std::this_thread::yield();
+                }
+            });
+        }
+        for (int t = 0; t < kPerWave; ++t) {
+            exit_turn.store(t);
+            threads[t].join(); // its cache is given back before join returns
+        }
+    }
+    requireClean(c);
+    INFO("threads given an exited thread's cache: " << inherited.load());
+    CHECK(inherited.load() >= (kWaves - 1) * kPerWave);
+}
+
 TEST_CASE("fork: the child walks its own copy correctly", "[unwind]") {
     ensureInit();
     Checker c;
