@@ -62,14 +62,17 @@ def predict(env, name, trace, capacities):
         raise RuntimeError(f"whatif failed (rc={p.returncode}): {p.stderr.strip()[:400]}")
     (env.logs / f"{name}.whatif.json").write_text(p.stdout)
     doc = json.loads(p.stdout)
-    return doc, {r["setting"]: r for r in doc["settings"]}
+    if len(doc.get("runs", [])) != 1:
+        raise RuntimeError(f"expected one run (process and device): {len(doc.get('runs', []))}")
+    run = doc["runs"][0]
+    return run, {r["label"]: r for r in run["settings"]}
 
 
 def fits(row_, capacity):
     for c in row_.get("capacities", []):
         if c["capacity_bytes"] == capacity:
             return c["fits"]
-    raise RuntimeError(f"no prediction at {capacity} B for {row_['setting']}")
+    raise RuntimeError(f"no prediction at {capacity} B for {row_['label']}")
 
 
 def check_whatif(env, row):
@@ -85,17 +88,21 @@ def check_whatif(env, row):
             continue
         recorded = json.loads(p.stdout.strip().splitlines()[-1])
         try:
-            _, first = predict(env, name, traces[0], [])
+            run, first = predict(env, name, traces[0], [])
         except Exception as exc:  # a failed prediction is a failed row, with its reason
             row(f"whatif: {workload} predicted", False, repr(exc)[:300])
             continue
         own = first[label("")]
         row(f"whatif: {workload}, the run's own settings replay to its recorded peaks",
             own["peak_reserved_bytes"] == recorded["max_memory_reserved"] and
-            own["peak_allocated_bytes"] == recorded["max_memory_allocated"],
+            own["peak_allocated_bytes"] == recorded["max_memory_allocated"] and
+            run["recorded"].get("replay_matches") is True,
             f"replayed reserved {own['peak_reserved_bytes']} / allocated "
             f"{own['peak_allocated_bytes']} B; PyTorch {recorded['max_memory_reserved']} / "
-            f"{recorded['max_memory_allocated']} B")
+            f"{recorded['max_memory_allocated']} B; recorded segments "
+            f"{run['recorded'].get('peak_reserved_bytes')} B, replay_matches "
+            f"{run['recorded'].get('replay_matches')}; {run.get('requests')} requests, "
+            f"notes {run.get('notes')}")
         # Capacities on each side of each predicted smallest capacity, and for the
         # fragmentation pattern one between the default's and expandable segments'.
         # Each real PyTorch run takes seconds, so each setting is tried only around its own

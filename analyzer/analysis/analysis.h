@@ -39,6 +39,9 @@ struct AnalysisOptions {
     AccountingDetail detail;
     size_t layout_entries = 0;
     size_t layout_failures = 0;
+    // Events after this time are not read: each process ends there, so what is live at the
+    // end is what was live then (`check` lists what held a phase's peak increase so).
+    uint64_t until_ns = UINT64_MAX;
 };
 
 struct Failure {

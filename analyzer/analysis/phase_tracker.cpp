@@ -106,8 +106,9 @@ void PhaseTracker::touch(const Open& open, uint64_t time_ns, uint64_t live_bytes
         s.peak_bytes = live_bytes;
         s.peak_time_ns = time_ns;
     }
-    if (live_bytes > open.start_live) {
-        s.peak_above_start_bytes = std::max(s.peak_above_start_bytes, live_bytes - open.start_live);
+    if (live_bytes > open.start_live && live_bytes - open.start_live > s.peak_above_start_bytes) {
+        s.peak_above_start_bytes = live_bytes - open.start_live;
+        s.peak_above_start_time_ns = time_ns;
     }
 }
 

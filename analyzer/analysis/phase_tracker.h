@@ -47,6 +47,7 @@ struct PhaseStats {
     // The most that live device memory rose above its level when an occurrence began: what
     // the phase itself needed, whatever was held before it.
     uint64_t peak_above_start_bytes = 0;
+    uint64_t peak_above_start_time_ns = 0; // when it first rose that far
 };
 
 class PhaseTracker {

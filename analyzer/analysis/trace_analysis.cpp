@@ -33,10 +33,15 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
         streams[i].reader = std::make_unique<TraceReader>(traces[i], read_ahead);
         streams[i].process = analysis.addProcess(traces[i], streams[i].reader->prologue());
     }
+    const uint64_t until = analysis.options().until_ns;
+    auto stop = [&](Stream& s) {
+        s.state = State::Ending;
+        s.end_ns = std::min(analysis.processes()[s.process]->endTime(), until);
+    };
     auto advance = [&](Stream& s) {
-        if (!s.reader->next(*s.next)) {
-            s.state = State::Ending;
-            s.end_ns = analysis.processes()[s.process]->endTime();
+        if (!s.reader->next(*s.next) ||
+            (s.next->tag == format::RecordTag::Event && s.next->event.time_ns > until)) {
+            stop(s);
         }
     };
     // The order: non-event records first (they define what events refer to), then the
@@ -79,10 +84,16 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
                 // Alone (every record of a single trace): its events in order, read in
                 // place from the reader's batch rather than copied into s.next.
                 while (const format::Event* e = s.reader->nextEvent()) {
+                    if (e->time_ns > until) {
+                        stop(s);
+                        break;
+                    }
                     analysis.onPlainEvent(s.process, *e);
                 }
             }
-            advance(s);
+            if (s.state == State::Reading) {
+                advance(s);
+            }
         } while (s.state == State::Reading && (heap.size() == 1 || later(heap.front(), i)));
         std::push_heap(heap.begin(), heap.end(), later);
     }

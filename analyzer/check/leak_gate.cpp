@@ -31,6 +31,12 @@ void appendStack(std::vector<DetailLine>& out, const analyzer::Stack& stack,
     }
 }
 
+// "4.0 MiB in 2 allocations (device, cudaMalloc)".
+std::string siteLine(const LeakSite& site) {
+    return formatBytes(site.bytes) + " in " + plural(site.allocations, "allocation") + " (" +
+           std::string(format::kindName(site.kind)) + ", " + site.api + ")";
+}
+
 // The rows of the limited phase; empty when it was never marked.
 std::vector<const PhaseReport*> phaseRows(const Report& report, const std::string& name) {
     std::vector<const PhaseReport*> rows;
@@ -125,9 +131,7 @@ CheckOutcome checkLeaks(const Report& report, const GateLimits& limits, const Ga
             break;
         }
         ++shown;
-        std::string line = formatBytes(leak.bytes) + " in " +
-                           plural(leak.allocations, "allocation") + " (" +
-                           std::string(format::kindName(leak.kind)) + ", " + leak.api + ")";
+        std::string line = siteLine(leak);
         if (leak.released_by_teardown) {
             line += ", released only by device reset";
         }
@@ -453,6 +457,50 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
         v.checks.push_back(std::move(incomplete));
     }
     return v;
+}
+
+std::optional<uint64_t> peakIncreaseTime(const Report& report, const std::string& phase) {
+    const PhaseReport* top = nullptr;
+    for (const PhaseReport* p : phaseRows(report, phase)) {
+        if (!top || p->peak_above_start_bytes > top->peak_above_start_bytes) {
+            top = p;
+        }
+    }
+    if (!top || top->peak_above_start_bytes == 0 || top->peak_above_start_time_ns == 0) {
+        return std::nullopt;
+    }
+    return top->peak_above_start_time_ns;
+}
+
+void addPeakIncreaseHolders(ProcessVerdict& verdict, const Report& then, const GateDetail& detail) {
+    for (CheckOutcome& c : verdict.checks) {
+        if (c.name != "peak_increase" || !c.failed) {
+            continue;
+        }
+        if (then.leaks.empty()) {
+            c.details.push_back({"nothing allocated in the phase was held then (the increase is "
+                                 "memory freed before it and allocated again outside it)",
+                                 ""});
+            return;
+        }
+        c.details.push_back({"held then by what the phase had allocated:", ""});
+        size_t shown = 0;
+        for (const LeakSite& site : then.leaks) {
+            if (shown++ == detail.top) {
+                break;
+            }
+            const std::string line = siteLine(site);
+            c.details.push_back({"  " + line + " allocated at:", ""});
+            appendStack(c.details, site.stack, detail, "      ");
+            c.findings.push_back(
+                {"peak", line + " held here at the phase's peak", site.bytes, &site.stack});
+        }
+        if (then.leak_scope.sites > shown) {
+            c.details.push_back(
+                {"  ... " + plural(then.leak_scope.sites - shown, "more site"), ""});
+        }
+        return;
+    }
 }
 
 } // namespace gmt::cli

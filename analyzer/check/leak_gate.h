@@ -86,4 +86,16 @@ std::string stableName(const ProcessVerdict& v);
 ProcessVerdict evaluateProcess(const analyzer::Report& report, const GateLimits& limits,
                                Suppressions& suppressions, const GateDetail& detail);
 
+// When the phase's peak increase was first reached (the occurrence that rose most), if the
+// report says.
+std::optional<uint64_t> peakIncreaseTime(const analyzer::Report& report, const std::string& phase);
+
+// A failed peak-increase check of `verdict` lists what held the increase: `then` is the
+// report of the same trace read only up to peakIncreaseTime() with the phase's leak scope,
+// so its leaks are what the phase had allocated and still held at that moment (with
+// suppressions and caching allocators applied as everywhere). Its findings point at
+// `then`'s stacks, which must outlive the verdict.
+void addPeakIncreaseHolders(ProcessVerdict& verdict, const analyzer::Report& then,
+                            const GateDetail& detail);
+
 } // namespace gmt::cli

@@ -22,6 +22,7 @@
 #include "views/text_report.h"
 
 #include <algorithm>
+#include <deque>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -153,6 +154,27 @@ JUnitSuite junitSuite(const ProcessVerdict& v, const std::string& name) {
     return suite;
 }
 
+// A failed peak increase: the process's trace read again, up to the moment the phase's
+// increase was reached, so that the verdict lists what held it (addPeakIncreaseHolders).
+// Only then, and only for a trace (a saved report has no events to read again): a test that
+// passes pays nothing for it.
+void addHolders(ProcessVerdict& v, const analyzer::Report& report, const std::string& input,
+                const AnalyzeOptions& options, const std::string& phase, const GateDetail& detail,
+                std::deque<analyzer::Report>& holders) {
+    const bool failed = std::any_of(v.checks.begin(), v.checks.end(), [](const CheckOutcome& c) {
+        return c.name == "peak_increase" && c.failed;
+    });
+    const std::optional<uint64_t> when = peakIncreaseTime(report, phase);
+    if (!failed || !when || !isTrace(input)) {
+        return;
+    }
+    AnalyzeOptions then = options;
+    then.phase = phase;
+    then.until_ns = *when;
+    holders.push_back(analyzeTrace(input, then));
+    addPeakIncreaseHolders(v, holders.back(), detail);
+}
+
 } // namespace
 
 int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& args,
@@ -173,7 +195,8 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     if (!args.source_root.empty()) {
         ao.user_code.extra_roots.push_back(args.source_root);
     }
-    reports = loadEach(expandTraceInputs(traces), ao, args.jobs);
+    const std::vector<std::string> inputs = expandTraceInputs(traces);
+    reports = loadEach(inputs, ao, args.jobs);
     GateLimits limits;
     limits.max_leaked_bytes = args.max_leaked_bytes;
     limits.max_leaks = args.max_leaks;
@@ -190,10 +213,17 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     detail.stacks.python_only = args.python_only;
 
     analyzer::StyledText out(style);
+    // The reports of what held a failed peak increase (addPeakIncreaseHolders): the
+    // verdicts' findings point into them. A deque: its elements never move.
+    std::deque<analyzer::Report> holders;
     std::vector<ProcessVerdict> verdicts;
     size_t failed_processes = 0, failed_checks = 0, checks = 0;
-    for (const analyzer::Report& report : reports) {
+    for (size_t i = 0; i < reports.size(); ++i) {
+        const analyzer::Report& report = reports[i];
         verdicts.push_back(evaluateProcess(report, limits, suppressions, detail));
+        if (limits.phase && limits.max_peak_increase) {
+            addHolders(verdicts.back(), report, inputs[i], ao, *limits.phase, detail, holders);
+        }
         const ProcessVerdict& v = verdicts.back();
         failed_processes += v.failed() ? 1 : 0;
         for (const CheckOutcome& c : v.checks) {

@@ -43,6 +43,7 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options) {
         ro.leak_filter = options.leak_filter;
         ro.caching_allocators = options.caching_allocators;
         ro.user_code = options.user_code;
+        ro.until_ns = options.until_ns;
         return analyzer::reportOfTraces({path}, ro);
     } catch (const analyzer::TraceError& e) {
         throw InputError(e.what());
@@ -82,9 +83,7 @@ Report readJsonReport(const std::string& path, const std::string& text,
 
 } // namespace
 
-Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
-    // A report is parsed whole; beyond this it is not one gpumemtrace wrote.
-    constexpr uint64_t kMaxReportSize = 1ull << 30;
+bool isTrace(const std::string& path) {
     std::string why;
     std::optional<analyzer::OpenedFile> f = analyzer::openRegularFile(path, why);
     if (!f) {
@@ -93,9 +92,16 @@ Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options)
     char magic[8] = {};
     ssize_t got = ::pread(f->fd, magic, sizeof magic, 0);
     ::close(f->fd);
-    if (got == sizeof magic && std::memcmp(magic, "GMTRACE\0", 8) == 0) {
+    return got == sizeof magic && std::memcmp(magic, "GMTRACE\0", 8) == 0;
+}
+
+Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options) {
+    // A report is parsed whole; beyond this it is not one gpumemtrace wrote.
+    constexpr uint64_t kMaxReportSize = 1ull << 30;
+    if (isTrace(path)) {
         return analyzeTrace(path, options);
     }
+    std::string why;
     std::optional<std::string> text = analyzer::readRegularFile(path, kMaxReportSize, why);
     if (!text) {
         throw InputError(path + ": " + why);

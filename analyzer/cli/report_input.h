@@ -33,6 +33,7 @@ struct AnalyzeOptions {
     std::shared_ptr<const analyzer::CachingAllocatorTable> caching_allocators =
         analyzer::CachingAllocatorTable::builtin();
     analyzer::UserCodeOptions user_code; // analyzer::ReportOptions::user_code
+    uint64_t until_ns = UINT64_MAX;      // analyzer::ReportOptions::until_ns (traces only)
 };
 
 // The report of one trace (one process).
@@ -43,6 +44,10 @@ Report analyzeTrace(const std::string& path, const AnalyzeOptions& options);
 // (analyzer::judgeSavedLeaks): it lists only its top leak sites, so the filter sees those
 // and the rest stays unsuppressed; a phase must be the one the report was made for.
 Report loadTraceOrReport(const std::string& path, const AnalyzeOptions& options);
+
+// Whether `path` is a trace (magic "GMTRACE\0") rather than anything else; throws
+// InputError when it cannot be opened as a regular file.
+bool isTrace(const std::string& path);
 
 // The inputs with each directory replaced by the traces under it (*.gmtrace, at any depth,
 // sorted): what `gpumemtrace record -o 'DIR/rank%r.gmtrace'` left for a job. Throws

@@ -421,12 +421,14 @@ struct PhaseReport {
     // The most the live device memory rose above its level when an occurrence began (0 in
     // reports saved before it existed).
     uint64_t peak_above_start_bytes = 0;
+    uint64_t peak_above_start_time_ns = 0; // when it first rose that far (0: not saved)
 };
 GMT_DESCRIBE(PhaseReport, GMT_MEMBER(pid), GMT_MEMBER(name), GMT_MEMBER(occurrences),
              GMT_MEMBER(first_time_ns), GMT_MEMBER(duration_ns), GMT_MEMBER(allocations),
              GMT_MEMBER(allocated_bytes), GMT_MEMBER(frees), GMT_MEMBER(peak_bytes),
              GMT_MEMBER(peak_time_ns), GMT_MEMBER(leaked_bytes), GMT_MEMBER(leaked_allocations),
-             GMT_MEMBER(path, kOptional), GMT_MEMBER(peak_above_start_bytes, kOptional))
+             GMT_MEMBER(path, kOptional), GMT_MEMBER(peak_above_start_bytes, kOptional),
+             GMT_MEMBER(peak_above_start_time_ns, kOptional))
 
 // Where the iterations of one process begin (analyzer/analysis/iteration_clock.h) and how much
 // grows across them. docs/analysis.md, "Growth", defines the figures.

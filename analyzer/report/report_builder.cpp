@@ -239,11 +239,11 @@ class Builder {
             std::sort(pr.device_peaks.begin(), pr.device_peaks.end());
             for (size_t ph = 0; ph < phase_stats.size(); ++ph) {
                 const PhaseStats& st = phase_stats[ph];
-                r.phases.push_back(PhaseReport{pidOf(p), st.name, st.occurrences, st.first_time_ns,
-                                               st.duration_ns, st.allocations, st.allocated_bytes,
-                                               st.frees, st.peak_bytes, st.peak_time_ns, 0, 0,
-                                               p.phase_tracker->path(static_cast<uint32_t>(ph)),
-                                               st.peak_above_start_bytes});
+                r.phases.push_back(PhaseReport{
+                    pidOf(p), st.name, st.occurrences, st.first_time_ns, st.duration_ns,
+                    st.allocations, st.allocated_bytes, st.frees, st.peak_bytes, st.peak_time_ns, 0,
+                    0, p.phase_tracker->path(static_cast<uint32_t>(ph)), st.peak_above_start_bytes,
+                    st.peak_above_start_time_ns});
             }
         }
         const LiveAccounting& acc = analysis_.accounting();

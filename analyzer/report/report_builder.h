@@ -66,6 +66,9 @@ struct ReportOptions {
     std::shared_ptr<const CachingAllocatorTable> caching_allocators =
         CachingAllocatorTable::builtin();
     ReportDetail detail;
+    // Read each trace only to this time (AnalysisOptions::until_ns): the report of what was
+    // live then. Used where the report is made from traces.
+    uint64_t until_ns = UINT64_MAX;
 };
 
 // The leak policy these options describe.

@@ -19,6 +19,7 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     ao.layout_entries = options.detail.layout_entries;
     ao.layout_failures = options.detail.layout_failures;
     ao.phase = options.phase;
+    ao.until_ns = options.until_ns;
     Analysis analysis(ao);
     analyzeTraces(traces, analysis);
     GrowthOptions growth;

@@ -217,6 +217,7 @@ TEST_CASE("phases: pushed phases nest - marks inside them are their children") {
     CHECK(a.allocations == 0); // its steps made them
     CHECK(a.peak_bytes == 18 * MiB);
     CHECK(a.peak_above_start_bytes == 8 * MiB);
+    CHECK(a.peak_above_start_time_ns == 14); // the second 4 MiB, before the free at 15
     const auto& a_step = r.phases[1];
     CHECK(a_step.path == std::vector<std::string>{"test_a", "step"});
     CHECK(a_step.occurrences == 2);
@@ -227,6 +228,7 @@ TEST_CASE("phases: pushed phases nest - marks inside them are their children") {
     CHECK(tb.path == std::vector<std::string>{"test_b"});
     CHECK(tb.allocations == 1);
     CHECK(tb.peak_above_start_bytes == 1 * MiB);
+    CHECK(tb.peak_above_start_time_ns == 31);
     CHECK(r.phases[3].path == std::vector<std::string>{"test_b", "step"});
 
     // After the last pop no phase is current: the last allocation is in none.
@@ -316,4 +318,37 @@ TEST_CASE("phases: each record listed with its kind, thread and path - a pop nam
     const auto old = analyzer::fromJson(json).processes[0].phases;
     CHECK(old[1].kind == K::Mark);
     CHECK(old[1].path == std::vector<std::string>{"forward"});
+}
+
+TEST_CASE("a report read up to a time: what was live then, in the phase's leak scope") {
+    // What `check` reads again to list what held a phase's peak increase
+    // (ReportOptions::until_ns): the live set at that moment is the leak list.
+    auto b = standardTrace();
+    b.event(Ev::alloc(5, B, 10 * MiB, Api::cudaMalloc, Kind::Device, 1)); // before the test
+    b.push(10, "test_a");
+    b.event(Ev::alloc(12, B + 0x10000000, 4 * MiB, Api::cudaMalloc, Kind::Device, 2));
+    b.event(Ev::alloc(14, B + 0x20000000, 3 * MiB, Api::cudaMalloc, Kind::Device, 3));
+    b.event(Ev::free(15, B + 0x10000000));
+    b.event(Ev::free(16, B + 0x20000000));
+    b.pop(20);
+    b.trailer(60);
+    analyzer::ReportOptions whole;
+    whole.phase = "test_a";
+    const auto all = report(b, whole);
+    REQUIRE(all.phases.size() == 1);
+    CHECK(all.phases[0].peak_above_start_bytes == 7 * MiB);
+    CHECK(all.phases[0].peak_above_start_time_ns == 14);
+    CHECK(all.leaks.empty()); // the test freed both
+    analyzer::ReportOptions then = whole;
+    then.until_ns = all.phases[0].peak_above_start_time_ns;
+    const auto at = report(b, then);
+    // Live at 14 and made in the phase: both buffers, the larger first; not the 10 MiB
+    // allocated before the phase began.
+    REQUIRE(at.leaks.size() == 2);
+    CHECK(at.leaks[0].bytes == 4 * MiB);
+    CHECK(at.leaks[0].stack_id == 2);
+    CHECK(at.leaks[1].bytes == 3 * MiB);
+    CHECK(at.leak_scope.bytes == 7 * MiB);
+    then.until_ns = 15; // after the first free
+    CHECK(report(b, then).leak_scope.bytes == 3 * MiB);
 }

@@ -892,6 +892,17 @@ def test_pytest_plugin():
     expect("FAIL peak_increase: 3.0 GiB more device memory at the peak of phase "
            "test_gpu_memory.py::test_over_limit than when it began (limit 2.0 GiB)" in out,
            "the limit's verdict in the failure", r)
+    # ... and what held the peak: the test's buffer, at the user's line, then the test.
+    lines = out[out.index("GPU memory verdict of test_gpu_memory.py::test_over_limit"):]
+    lines = lines.splitlines()
+    end = next((i for i, l in enumerate(lines) if i > 0 and not l.startswith("  ")), len(lines))
+    block = "\n".join(lines[:end])
+    site = [l.split("allocated at: ")[-1].strip() for l in lines[2:end]]
+    expect(re.search(r"3\.0 GiB allocated at: device_buffer at \S*cuda_buffers\.py:\d+$",
+                     block.splitlines()[2]) and
+           any(re.match(r"test_over_limit at \S*test_gpu_memory\.py:\d+$", l) for l in site) and
+           not re.search(r"_pytest|pluggy", block),
+           "the limit's failure shows what held the peak, the user's line first:\n" + block, r)
     # JUnit, by pytest itself: the failures and the figures as properties.
     cases = {c.get("name"): c for c in ET.parse(os.path.join(ARGS.workdir, "junit.xml"))
              .getroot().iter("testcase")}
