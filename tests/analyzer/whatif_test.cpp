@@ -316,6 +316,14 @@ TEST_CASE("whatif command: JSON per the schema, text, and bad input") {
     CHECK(run["settings"][0]["peak_reserved_bytes"] == 85983232);
     CHECK(run["settings"][0]["capacities"][0]["capacity_bytes"] == 40ull << 30);
     CHECK(run["settings"][0]["capacities"][1]["fits"] == false);
+    // Settings named: only those replayed, the run's own still checked against the recording.
+    auto named = runCommand(cli("whatif " + path + " --setting expandable_segments:True," +
+                                "max_split_size_mb:64 --format json"));
+    REQUIRE(named.status == 0);
+    const auto one = nlohmann::json::parse(named.out)["runs"][0];
+    CHECK(one["settings"].size() == 1);
+    CHECK(one["settings"][0]["setting"] == "expandable_segments:True,max_split_size_mb:64");
+    CHECK(one["recorded"]["replay_matches"] == true);
     auto text = runCommand(cli("whatif " + path));
     CHECK(text.status == 0);
     CHECK(text.out.find("expandable_segments:True") != std::string::npos);

@@ -97,6 +97,27 @@ void judge(WhatIfSetting& out, const ReplaySetting& setting, const TraceRequests
 
 } // namespace
 
+// The check of the model against the run itself: its own settings, without a limit, must
+// give back the recorded peak and segment counts.
+void checkAgainstRecording(WhatIfRun& run, const RequestStream& requests,
+                           const ReplaySetting& own) {
+    WhatIfRecorded& rec = run.recorded;
+    const ModelFigures f = replayOnce(requests, policyOf(own), std::nullopt).figures;
+    rec.replay_matches = f.peak_reserved_bytes == rec.peak_reserved_bytes &&
+                         f.cuda_malloc_calls == rec.segment_allocs &&
+                         f.cuda_free_calls == rec.segment_frees;
+    if (!*rec.replay_matches) {
+        run.notes.push_back("the replay of the run's own settings differs from the recording "
+                            "(peak " +
+                            std::to_string(f.peak_reserved_bytes) + " vs " +
+                            std::to_string(rec.peak_reserved_bytes) + " bytes, " +
+                            std::to_string(f.cuda_malloc_calls) + "/" +
+                            std::to_string(f.cuda_free_calls) + " vs " +
+                            std::to_string(rec.segment_allocs) + "/" +
+                            std::to_string(rec.segment_frees) + " segments taken/given back)");
+    }
+}
+
 ModelPolicy policyOf(const ReplaySetting& setting) {
     if (setting.rules.async_backend) {
         return streamOrderedPoolPolicy();
@@ -170,11 +191,8 @@ WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
     rec.segment_frees = requests.recorded.segment_frees;
     rec.ooms = requests.recorded.ooms;
     rec.oom_capacity_bytes = requests.recorded.oom_capacity_bytes;
-    for (const ReplaySetting& s : settings) {
-        if (s.recorded) {
-            rec.setting = s.setting;
-        }
-    }
+    const ReplaySetting own = recordedSetting(trace.config, trace.backend);
+    rec.setting = own.setting;
     if (requests.pressure_releases > 0) {
         run.notes.push_back(
             "the run gave cached segments back " +
@@ -190,9 +208,9 @@ WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
     }
     // Without capacities asked for, a run that ran out of memory is replayed at the memory
     // it had: would another setting have avoided its OOM?
-    std::vector<NamedCapacity> at = capacities;
-    if (at.empty() && rec.oom_capacity_bytes > 0) {
-        at.push_back({"recorded", rec.oom_capacity_bytes});
+    std::vector<NamedCapacity> limits = capacities;
+    if (limits.empty() && rec.oom_capacity_bytes > 0) {
+        limits.push_back({"recorded", rec.oom_capacity_bytes});
     }
     for (const ReplaySetting& s : settings) {
         WhatIfSetting out;
@@ -208,7 +226,7 @@ WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
         out.fragmentation_bytes = f.fragmentation_bytes;
         out.cuda_malloc_calls = f.cuda_malloc_calls;
         out.cuda_free_calls = f.cuda_free_calls;
-        for (const NamedCapacity& c : at) {
+        for (const NamedCapacity& c : limits) {
             WhatIfCapacity cap;
             cap.name = c.name;
             cap.capacity_bytes = c.bytes;
@@ -221,23 +239,11 @@ WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
         }
         out.min_capacity_bytes =
             requests.requests.empty() ? 0 : minCapacity(requests, policy, f.peak_reserved_bytes);
-        judge(out, s, trace, requests, !at.empty());
-        if (s.recorded && requests.source == RequestSource::PyTorchBlocks &&
-            !s.rules.async_backend) {
-            rec.replay_matches = f.peak_reserved_bytes == rec.peak_reserved_bytes &&
-                                 f.cuda_malloc_calls == rec.segment_allocs &&
-                                 f.cuda_free_calls == rec.segment_frees;
-            if (!*rec.replay_matches) {
-                run.notes.push_back(
-                    "the replay of the run's own settings differs from the recording (peak " +
-                    std::to_string(f.peak_reserved_bytes) + " vs " +
-                    std::to_string(rec.peak_reserved_bytes) + " bytes, " +
-                    std::to_string(f.cuda_malloc_calls) + "/" + std::to_string(f.cuda_free_calls) +
-                    " vs " + std::to_string(rec.segment_allocs) + "/" +
-                    std::to_string(rec.segment_frees) + " segments taken/given back)");
-            }
-        }
+        judge(out, s, trace, requests, !limits.empty());
         run.settings.push_back(std::move(out));
+    }
+    if (requests.source == RequestSource::PyTorchBlocks && !own.rules.async_backend) {
+        checkAgainstRecording(run, requests, own);
     }
     return run;
 }

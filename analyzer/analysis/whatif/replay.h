@@ -39,7 +39,12 @@ ReplayResult replayOnce(const RequestStream& requests, const ModelPolicy& policy
 uint64_t minCapacity(const RequestStream& requests, const ModelPolicy& policy,
                      uint64_t unlimited_peak);
 
-// Every setting's replay of one device of one trace.
+// Sets run.recorded.replay_matches: whether `own` (the run's settings) replayed without a
+// limit gives back the recorded peak and segment counts (a note says how not).
+void checkAgainstRecording(WhatIfRun& run, const RequestStream& requests, const ReplaySetting& own);
+
+// Every setting's replay of one device of one trace; the run's own settings are checked
+// against the recording whatever `settings` holds.
 WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
                     const std::vector<ReplaySetting>& settings,
                     const std::vector<NamedCapacity>& capacities);
