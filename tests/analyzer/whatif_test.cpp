@@ -282,6 +282,25 @@ TEST_CASE("whatif: a trace of cudaMalloc calls replays through the caching alloc
     CHECK(run.settings.back().peak_reserved_bytes == 4 * MiB);
 }
 
+TEST_CASE("whatif: a damaged size is left out, and the replay says so") {
+    TempDir dir;
+    auto b = attached();
+    segment(b, 1, kSegmentBase, 20 * MiB);
+    b.event(block(2, BlockAction::Alloc, kSegmentBase, 3 * MiB));
+    b.event(block(3, BlockAction::Alloc, kSegmentBase + 3 * MiB, UINT64_MAX - 7));
+    b.event(block(4, BlockAction::FreeRequested, kSegmentBase + 3 * MiB, UINT64_MAX - 7));
+    b.event(block(5, BlockAction::Oom, 0, UINT64_MAX));
+    b.trailer(10);
+    const TraceRequests trace = readRequests(b.write(dir.file("t.gmtrace")));
+    REQUIRE(trace.devices.size() == 1);
+    CHECK(trace.devices[0].oversized_requests == 2);
+    const WhatIfRun run =
+        replayRun(trace, trace.devices[0], {recordedSetting(trace.config, trace.backend)}, {});
+    CHECK(run.settings[0].peak_reserved_bytes == 20 * MiB);
+    CHECK_FALSE(run.settings[0].exact);
+    CHECK(run.settings[0].why.find("larger than any device") != std::string::npos);
+}
+
 TEST_CASE("whatif: settings are checked, the known ones named") {
     std::string error;
     CHECK_FALSE(parseReplaySetting("expandable:True", error));

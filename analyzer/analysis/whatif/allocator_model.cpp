@@ -6,8 +6,8 @@ namespace gmt::analyzer {
 
 namespace {
 
-// An expandable segment's address space: more than any device holds, so that one segment
-// per stream and pool never runs out of it.
+// An expandable segment's address space: more than any device holds and twice the largest
+// request (kMaxRequestBytes), so that one segment per stream and pool never runs out of it.
 constexpr uint64_t kVirtualBytes = uint64_t{1} << 40;
 
 uint64_t roundUp(uint64_t v, uint64_t step) {

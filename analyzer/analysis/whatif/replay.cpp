@@ -69,6 +69,10 @@ void judge(WhatIfSetting& out, const ReplaySetting& setting, const TraceRequests
         estimates.push_back(count(requests.private_pool_events, "event", "events") +
                             " of CUDA graphs' private pools are not replayed");
     }
+    if (requests.oversized_requests > 0) {
+        estimates.push_back(count(requests.oversized_requests, "request", "requests") +
+                            " larger than any device (damaged sizes) left out");
+    }
     if (requests.unmatched_frees > 0) {
         estimates.push_back(count(requests.unmatched_frees, "free", "frees") +
                             " of blocks the trace did not allocate");

@@ -76,7 +76,11 @@ class DeviceRequests {
                 releasing_ = false;
                 ++out_.pressure_releases;
             }
-            push(RequestKind::Attempt, e, 0, e.size, streamIndex(e.stream));
+            if (e.size > kMaxRequestBytes) {
+                ++out_.oversized_requests;
+            } else {
+                push(RequestKind::Attempt, e, 0, e.size, streamIndex(e.stream));
+            }
             break;
         }
         last_requested_ = action == BlockAction::FreeRequested ? e.address : kNone;
@@ -136,6 +140,10 @@ class DeviceRequests {
     void alloc(const Event& e) {
         if (out_.allocations == UINT32_MAX - 1) {
             return; // ids are 32-bit: more than 4 billion allocations are not replayed
+        }
+        if (e.size > kMaxRequestBytes) {
+            ++out_.oversized_requests; // its free, if any, counts as unmatched
+            return;
         }
         const uint32_t id = out_.allocations++;
         const uint32_t stream = streamIndex(e.stream);

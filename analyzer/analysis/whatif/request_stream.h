@@ -52,6 +52,10 @@ enum class RequestSource : uint8_t {
     CudaCalls,     // cudaMalloc / cuMemAlloc / cudaMallocAsync and their frees
 };
 
+// The largest request replayed (512 GiB): beyond any device, so a larger size in a trace is
+// damage; leaving it out keeps the models' sums and address space within bounds.
+inline constexpr uint64_t kMaxRequestBytes = uint64_t{1} << 39;
+
 struct RequestStream {
     int device = 0;
     RequestSource source = RequestSource::PyTorchBlocks;
@@ -63,6 +67,7 @@ struct RequestStream {
     uint64_t deferred_frees = 0;      // frees completed later, after other streams' work
     uint64_t private_pool_events = 0; // CUDA graphs' private pools: not replayed
     uint64_t unmatched_frees = 0;     // frees of nothing the trace allocated
+    uint64_t oversized_requests = 0;  // above kMaxRequestBytes: no device holds them; left out
     // Segments the recorded allocator gave back inside an allocation (memory was short):
     // a replay without that capacity keeps them.
     uint64_t pressure_releases = 0;
