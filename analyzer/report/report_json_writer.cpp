@@ -2,6 +2,7 @@
 // walk, two sinks: base/json_sink.h). The fields and their order are the field lists of
 // model/report.h (GMT_DESCRIBE); this file holds only how each kind of value is written.
 #include "report/report_json.h"
+#include "report/whatif_json.h"
 
 #include "base/hex.h"
 #include "base/json_sink.h"
@@ -162,6 +163,12 @@ Json toJson(const Report& r) {
 Json toJson(const Report& r, const StackJson& stack) {
     JsonTreeSink sink;
     Writer<JsonTreeSink>{sink, &stack}.object(r);
+    return sink.take();
+}
+
+Json toJson(const WhatIfReport& r) {
+    JsonTreeSink sink;
+    Writer<JsonTreeSink>{sink, nullptr}.object(r);
     return sink.take();
 }
 

@@ -302,6 +302,42 @@ def test_oom_fragmentation():
            "the text explains it:\n" + text)
 
 
+def test_whatif_train():
+    """`whatif` replays the run's tensor requests through its model of the caching
+    allocator: under the run's own settings it gives back what the allocator reported
+    (max_memory_reserved, max_memory_allocated) and the recorded segments."""
+    stats, trace = torch_like("train")
+    out = json.loads(gmt("whatif", trace, "--format", "json"))
+    run = out["runs"][0]
+    own = run["settings"][0]
+    end = stats["end"]
+    expect(own["label"] == "recorded" and run["recorded"]["replay_matches"] is True,
+           f"the replay of its own settings matches the recording: {run['recorded']} {run['notes']}")
+    expect(own["peak_reserved_bytes"] == end["max_reserved"] and
+           own["peak_allocated_bytes"] == end["max_allocated"],
+           f"peaks {own['peak_reserved_bytes']}, {own['peak_allocated_bytes']} vs {end}")
+    expect(all(s["exact"] for s in run["settings"] if s["model"] == "caching_allocator"),
+           f"every caching-allocator row exact: {[s['why'] for s in run['settings']]}")
+    expect(any(s["setting"] == "expandable_segments:True" for s in run["settings"]),
+           "the default set tries expandable segments")
+
+
+def test_whatif_oom():
+    """A run that ran out of memory is replayed at the memory it had: its own settings run
+    out at the same request."""
+    _, trace = torch_like("oom", env={"CUDASIM_MEMORY_BYTES": str(256 * MiB)})
+    out = json.loads(gmt("whatif", trace, "--format", "json"))
+    run = out["runs"][0]
+    rec = run["recorded"]
+    expect(rec["ooms"] >= 2 and 0 < rec["oom_capacity_bytes"] <= 256 * MiB,
+           f"the OOMs and the memory the run had: {rec}")
+    own = run["settings"][0]
+    cap = own["capacities"][0]
+    expect(cap["name"] == "recorded" and not cap["fits"] and
+           cap["oom"]["requested_bytes"] == 9 * MiB,
+           f"its own settings run out at the first 9 MiB tensor that did not fit: {cap}")
+
+
 def test_unknown_version():
     """A PyTorch version the recorder has no layout for is left alone; the trace and the
     report say why there are no block events."""

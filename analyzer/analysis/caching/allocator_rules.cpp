@@ -4,6 +4,8 @@
 
 #include <bit>
 #include <charconv>
+#include <cstdlib>
+#include <string>
 
 namespace gmt::analyzer {
 
@@ -31,8 +33,8 @@ bool number(std::string_view s, uint64_t& out) {
            std::from_chars(s.data(), s.data() + s.size(), out).ptr == s.data() + s.size();
 }
 
-// One "key:value" of the comma-separated list. Settings that do not change block sizes
-// (backend, garbage_collection_threshold, pinned_*, ...) are skipped.
+// One "key:value" of the comma-separated list. Settings that concern neither block sizes nor
+// when segments are given back (pinned_*, release_lock_on_cudamalloc, ...) are skipped.
 void apply(AllocatorRules& r, std::string_view key, std::string_view value) {
     auto unknown = [&] {
         if (r.exact) {
@@ -53,6 +55,16 @@ void apply(AllocatorRules& r, std::string_view key, std::string_view value) {
         } else if (value != "False" && value != "false") {
             unknown();
         }
+    } else if (key == "garbage_collection_threshold") {
+        // Only the replay uses it, so a bad value never makes rebuilt sizes estimates.
+        const std::string text(value);
+        char* end = nullptr;
+        const double t = std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size() && t > 0 && t < 1) {
+            r.garbage_collection_threshold = t;
+        }
+    } else if (key == "backend") {
+        r.async_backend = value == "cudaMallocAsync";
     } else if (key == "roundup_power2_divisions") {
         uint64_t n = 0;
         if (number(value, n) && (n == 0 || std::has_single_bit(n))) {
@@ -76,26 +88,30 @@ AllocatorRules AllocatorRules::parse(std::string_view environment) {
         if (equals == std::string_view::npos) {
             continue;
         }
-        std::string_view list = line.substr(equals + 1);
-        // A list value ("[256:1,512:2]") holds commas: split outside brackets only.
-        int depth = 0;
-        size_t start = 0;
-        for (size_t i = 0; i <= list.size(); ++i) {
-            if (i < list.size() && list[i] == '[') {
-                ++depth;
-            } else if (i < list.size() && list[i] == ']') {
-                --depth;
-            } else if (i == list.size() || (list[i] == ',' && depth == 0)) {
-                const std::string_view item = trim(list.substr(start, i - start));
-                const size_t colon = item.find(':');
-                if (colon != std::string_view::npos) {
-                    apply(r, trim(item.substr(0, colon)), trim(item.substr(colon + 1)));
-                }
-                start = i + 1;
-            }
-        }
+        forEachItem(line.substr(equals + 1),
+                    [&](std::string_view key, std::string_view value) { apply(r, key, value); });
     }
     return r;
+}
+
+void AllocatorRules::forEachItem(
+    std::string_view list, const std::function<void(std::string_view, std::string_view)>& item) {
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= list.size(); ++i) {
+        if (i < list.size() && list[i] == '[') {
+            ++depth;
+        } else if (i < list.size() && list[i] == ']') {
+            --depth;
+        } else if (i == list.size() || (list[i] == ',' && depth == 0)) {
+            const std::string_view one = trim(list.substr(start, i - start));
+            const size_t colon = one.find(':');
+            if (colon != std::string_view::npos) {
+                item(trim(one.substr(0, colon)), trim(one.substr(colon + 1)));
+            }
+            start = i + 1;
+        }
+    }
 }
 
 uint64_t AllocatorRules::roundSize(uint64_t size) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,10 @@ struct AllocatorRules {
     uint64_t max_split_size = UINT64_MAX; // max_split_size_mb
     bool expandable_segments = false;
     uint64_t roundup_divisions = 0; // roundup_power2_divisions:N (0, 1: plain 512-byte rounding)
+    // Settings that do not change a block's size, only when segments are given back or
+    // which allocator runs (the what-if replay, analysis/whatif/, models them).
+    double garbage_collection_threshold = 0; // 0: off; else in (0, 1)
+    bool async_backend = false;              // backend:cudaMallocAsync
     // Every setting that changes block sizes was understood: sizes rebuilt are exact.
     bool exact = true;
     std::string not_understood; // the first setting that was not
@@ -28,6 +33,11 @@ struct AllocatorRules {
     // "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:128\n..." as the
     // recorder writes it (format::CachingAllocatorInfo::config).
     static AllocatorRules parse(std::string_view environment);
+    // Calls item(key, value) for each "key:value" of one comma-separated settings list
+    // ("expandable_segments:True,max_split_size_mb:128"), keys and values trimmed; a list
+    // value ("[256:1,512:2]") stays one value.
+    static void forEachItem(std::string_view list,
+                            const std::function<void(std::string_view, std::string_view)>& item);
 
     // round_size: the block size of a request.
     uint64_t roundSize(uint64_t requested) const;

@@ -1,0 +1,362 @@
+// The what-if replay (docs/whatif.md): the caching allocator model on hand-built request
+// sequences with known outcomes, the replay of a PyTorch run's own settings giving its
+// recorded figures back, and the `whatif` command's JSON against docs/whatif.schema.json.
+#include "block_events.h"
+#include "report_fixture.h"
+
+#include "analysis/whatif/replay.h"
+#include "analysis/whatif/stream_ordered_pool.h"
+#include "support/run_command.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+using namespace gmt;
+using namespace gmt::test;
+using namespace gmt::analyzer;
+using format::BlockAction;
+
+namespace {
+
+std::string cli(const std::string& args) {
+    return std::string(GMT_CLI) + " " + args;
+}
+
+// A request sequence written as the program made it.
+struct Requests {
+    RequestStream stream;
+    uint64_t t = 0;
+    Requests() { stream.streams = {0, 0x5000}; }
+    uint32_t alloc(uint64_t size, uint32_t on = 0) {
+        Request r;
+        r.time_ns = ++t;
+        r.size = size;
+        r.id = stream.allocations++;
+        r.stream = on;
+        stream.requests.push_back(r);
+        return r.id;
+    }
+    void free(uint32_t id) {
+        for (const RequestKind k : {RequestKind::FreeRequested, RequestKind::FreeCompleted}) {
+            Request r;
+            r.time_ns = ++t;
+            r.id = id;
+            r.kind = k;
+            stream.requests.push_back(r);
+        }
+    }
+    void emptyCache() {
+        Request r;
+        r.time_ns = ++t;
+        r.kind = RequestKind::Release;
+        stream.requests.push_back(r);
+    }
+};
+
+ModelPolicy policy(const std::string& setting) {
+    std::string error;
+    auto s = parseReplaySetting(setting, error);
+    REQUIRE(s);
+    return policyOf(*s);
+}
+
+ReplayResult run(const Requests& r, const std::string& setting,
+                 std::optional<uint64_t> capacity = std::nullopt) {
+    return replayOnce(r.stream, policy(setting), capacity);
+}
+
+} // namespace
+
+TEST_CASE("whatif: blocks split from a 20 MiB segment and merge again when freed") {
+    Requests r;
+    const uint32_t a = r.alloc(3 * MiB);
+    r.alloc(5 * MiB);
+    r.free(a);
+    r.alloc(2 * MiB + 1); // into a's 3 MiB: less than 1 MiB left, the whole block
+    const auto res = run(r, "default");
+    CHECK(res.figures.peak_reserved_bytes == 20 * MiB);
+    CHECK(res.figures.cuda_malloc_calls == 1);
+    CHECK(res.figures.peak_allocated_bytes == 8 * MiB);
+    CHECK(res.figures.allocated_bytes == 8 * MiB);
+    // Small requests pack into 2 MiB segments of their own pool.
+    Requests small;
+    for (int i = 0; i < 4; ++i) {
+        small.alloc(512 * KiB);
+    }
+    small.alloc(1); // a fifth: a second small segment
+    const auto s = run(small, "default");
+    CHECK(s.figures.peak_reserved_bytes == 4 * MiB);
+    CHECK(s.figures.cuda_malloc_calls == 2);
+    CHECK(s.figures.peak_allocated_bytes == 2 * MiB + 512);
+    // Every block freed and merged: a request of the whole segment takes it, no new one.
+    Requests merged;
+    const uint32_t x = merged.alloc(4 * MiB), y = merged.alloc(4 * MiB), z = merged.alloc(4 * MiB);
+    merged.free(y);
+    merged.free(x);
+    merged.free(z);
+    merged.alloc(19 * MiB);
+    CHECK(run(merged, "default").figures.cuda_malloc_calls == 1);
+}
+
+TEST_CASE("whatif: streams keep their own blocks") {
+    Requests r;
+    const uint32_t a = r.alloc(3 * MiB, 0);
+    r.free(a);
+    r.alloc(3 * MiB, 1); // the free block is stream 0's
+    const auto res = run(r, "default");
+    CHECK(res.figures.peak_reserved_bytes == 40 * MiB);
+    // The stream-ordered pool shares freed memory between streams.
+    CHECK(
+        replayOnce(r.stream, streamOrderedPoolPolicy(), std::nullopt).figures.peak_reserved_bytes ==
+        4 * MiB);
+}
+
+TEST_CASE("whatif: max_split_size_mb keeps oversize blocks whole") {
+    Requests r;
+    const uint32_t a = r.alloc(200 * MiB);
+    r.free(a);
+    r.alloc(100 * MiB);
+    // Default: the 200 MiB block is split for the 100 MiB request.
+    CHECK(run(r, "default").figures.peak_reserved_bytes == 200 * MiB);
+    // Oversize blocks serve only oversize requests: a new segment.
+    const auto split = run(r, "max_split_size_mb:128");
+    CHECK(split.figures.peak_reserved_bytes == 300 * MiB);
+    CHECK(split.figures.cuda_malloc_calls == 2);
+    // An oversize request takes a cached oversize block less than 20 MiB larger...
+    Requests close;
+    close.free(close.alloc(200 * MiB));
+    close.alloc(190 * MiB);
+    CHECK(run(close, "max_split_size_mb:128").figures.cuda_malloc_calls == 1);
+    // ...but not one 20 MiB larger or more.
+    Requests far;
+    far.free(far.alloc(200 * MiB));
+    far.alloc(180 * MiB);
+    CHECK(run(far, "max_split_size_mb:128").figures.cuda_malloc_calls == 2);
+    // Short of memory, the oversize cached block is given back for the new one.
+    const auto tight = run(r, "max_split_size_mb:128", 250 * MiB);
+    CHECK_FALSE(tight.oom);
+    CHECK(tight.figures.cuda_free_calls == 1);
+    CHECK(tight.figures.peak_reserved_bytes == 200 * MiB);
+}
+
+TEST_CASE("whatif: roundup_power2_divisions rounds to steps between powers of two") {
+    Requests r;
+    r.alloc(4 * MiB + 1);
+    CHECK(run(r, "default").figures.peak_allocated_bytes == 4 * MiB + 512);
+    CHECK(run(r, "roundup_power2_divisions:4").figures.peak_allocated_bytes == 5 * MiB);
+}
+
+TEST_CASE("whatif: expandable segments map pages as they grow and unmap them when emptied") {
+    Requests r;
+    const uint32_t a = r.alloc(30 * MiB);
+    const uint32_t b = r.alloc(5 * MiB);  // in the 10 MiB left of the second page
+    const uint32_t c = r.alloc(30 * MiB); // grows: 5 MiB free + two more 20 MiB pages
+    auto res = run(r, "expandable_segments:True");
+    CHECK(res.figures.peak_reserved_bytes == 80 * MiB);
+    CHECK(res.figures.cuda_malloc_calls == 2);
+    CHECK(res.figures.cuda_free_calls == 0);
+    CHECK(res.figures.fragmentation_bytes == 15 * MiB);
+    r.free(a);
+    r.free(b);
+    r.free(c);
+    r.emptyCache();
+    res = run(r, "expandable_segments:True");
+    CHECK(res.figures.reserved_bytes == 0);
+    CHECK(res.figures.cuda_free_calls == 1);
+    // The same requests with default settings: three segments.
+    const auto plain = run(r, "default");
+    CHECK(plain.figures.peak_reserved_bytes == 30 * MiB + 20 * MiB + 30 * MiB);
+    CHECK(plain.figures.cuda_malloc_calls == 3);
+    CHECK(plain.figures.cuda_free_calls == 3);
+}
+
+TEST_CASE("whatif: an OOM at a capacity that expandable segments avoid") {
+    Requests r;
+    r.alloc(5 * MiB);                     // a 20 MiB segment, 15 MiB free
+    const uint32_t b = r.alloc(14 * MiB); // into those 15 MiB
+    r.free(b);
+    r.alloc(22 * MiB); // default: a segment of its own, 20 + 22 MiB; no cached segment is whole
+    const uint64_t capacity = 40 * MiB;
+    const auto plain = run(r, "default", capacity);
+    REQUIRE(plain.oom);
+    CHECK(plain.oom->request_index == 4);
+    CHECK(plain.oom->requested_bytes == 22 * MiB);
+    CHECK(plain.oom->reserved_bytes == 20 * MiB);
+    CHECK(plain.figures.cuda_free_calls == 0); // nothing could be given back
+    const auto expandable = run(r, "expandable_segments:True", capacity);
+    CHECK_FALSE(expandable.oom);
+    CHECK(expandable.figures.peak_reserved_bytes == 40 * MiB);
+    // The least capacities: 42 MiB and 40 MiB.
+    CHECK(minCapacity(r.stream, policy("default"), run(r, "default").figures.peak_reserved_bytes) ==
+          42 * MiB);
+    CHECK(minCapacity(r.stream, policy("expandable_segments:True"), 40 * MiB) == 40 * MiB);
+}
+
+TEST_CASE("whatif: garbage collection gives the oldest cached segments back at the threshold") {
+    Requests r;
+    r.free(r.alloc(30 * MiB));
+    r.free(r.alloc(40 * MiB));
+    r.alloc(50 * MiB);
+    const uint64_t capacity = 100 * MiB;
+    // Default at 100 MiB: 70 MiB cached + 50 MiB does not fit; everything is given back.
+    const auto plain = run(r, "default", capacity);
+    CHECK_FALSE(plain.oom);
+    CHECK(plain.figures.peak_reserved_bytes == 70 * MiB);
+    CHECK(plain.figures.cuda_free_calls == 2);
+    // At a threshold of 50 MiB only the older 30 MiB segment goes (20 MiB were needed).
+    const auto collected = run(r, "garbage_collection_threshold:0.5", capacity);
+    CHECK_FALSE(collected.oom);
+    CHECK(collected.figures.peak_reserved_bytes == 90 * MiB);
+    CHECK(collected.figures.cuda_free_calls == 1);
+    // Without a capacity it never runs.
+    CHECK(run(r, "garbage_collection_threshold:0.5").figures.cuda_free_calls == 0);
+}
+
+TEST_CASE("whatif: replaying PyTorch's own run under its own settings gives the recorded figures") {
+    TempDir dir;
+    auto b = h200Sequence();
+    const std::string path = b.write(dir.file("t.gmtrace"));
+    const TraceRequests trace = readRequests(path);
+    CHECK(trace.attached);
+    CHECK(trace.complete);
+    REQUIRE(trace.devices.size() == 1);
+    const RequestStream& d = trace.devices[0];
+    CHECK(d.source == RequestSource::PyTorchBlocks);
+    CHECK(d.allocations == 6);
+    CHECK(d.streams.size() == 2);
+    CHECK(d.recorded.peak_reserved_bytes == 85983232);
+    CHECK(d.recorded.segment_allocs == 5);
+    CHECK(d.recorded.segment_frees == 1);
+    CHECK(d.requests.back().kind == RequestKind::Release); // the cache emptied at the end
+    const ReplaySetting own = recordedSetting(trace.config, trace.backend);
+    const WhatIfRun run = replayRun(trace, d, {own}, {{"64MiB", 64 * MiB}});
+    REQUIRE(run.settings.size() == 1);
+    const WhatIfSetting& s = run.settings[0];
+    CHECK(run.recorded.replay_matches == true);
+    CHECK(s.peak_reserved_bytes == 85983232);
+    CHECK(s.peak_allocated_bytes == 63980544); // max_memory_allocated
+    CHECK(s.cuda_malloc_calls == 5);
+    CHECK(s.cuda_free_calls == 1);
+    CHECK(s.exact);
+    // 82 MiB do not fit in 64 MiB: the 32 MiB tensor runs out.
+    REQUIRE(s.capacities.size() == 1);
+    CHECK_FALSE(s.capacities[0].fits);
+    REQUIRE(s.capacities[0].oom);
+    CHECK(s.capacities[0].oom->requested_bytes == 33554432);
+    CHECK(s.capacities[0].oom->stream == kH200Stream);
+    CHECK(s.capacities[0].oom->stack_id == 4);
+    CHECK(s.min_capacity_bytes == 85983232);
+    // Other settings' replays are exact too here: every free completed at once. Expandable
+    // segments map 20 MiB pages: 2 + 40 MiB on the default stream, 2 + 40 on the other.
+    std::string error;
+    const WhatIfRun other =
+        replayRun(trace, d, {*parseReplaySetting("expandable_segments:True", error)}, {});
+    CHECK(other.settings[0].exact);
+    CHECK(other.settings[0].peak_reserved_bytes == 84 * MiB);
+    CHECK(other.settings[0].cuda_malloc_calls == 5);
+}
+
+TEST_CASE("whatif: a trace of cudaMalloc calls replays through the caching allocator") {
+    TempDir dir;
+    auto b = standardTrace();
+    for (uint64_t i = 0; i < 10; ++i) {
+        const uint64_t address = kExampleBase + i * (16 * MiB);
+        b.event(Ev::alloc(1 + 2 * i, address, 3 * MiB, format::Api::cudaMalloc,
+                          format::Kind::Device, 1));
+        b.event(Ev::free(2 + 2 * i, address));
+    }
+    b.trailer(100);
+    const TraceRequests trace = readRequests(b.write(dir.file("t.gmtrace")));
+    REQUIRE(trace.devices.size() == 1);
+    const RequestStream& d = trace.devices[0];
+    CHECK(d.source == RequestSource::CudaCalls);
+    CHECK(d.recorded.segment_allocs == 10);
+    CHECK(d.recorded.peak_reserved_bytes == 3 * MiB);
+    const WhatIfRun run =
+        replayRun(trace, d, defaultReplaySettings(recordedSetting("", ""), false), {});
+    const WhatIfSetting& cached = run.settings[0];
+    CHECK(cached.cuda_malloc_calls == 1);          // ten calls saved...
+    CHECK(cached.peak_reserved_bytes == 20 * MiB); // ...for a 20 MiB segment
+    CHECK_FALSE(cached.exact);
+    CHECK(run.settings.back().model == "stream_ordered_pool");
+    CHECK(run.settings.back().peak_reserved_bytes == 4 * MiB);
+}
+
+TEST_CASE("whatif: a damaged size is left out, and the replay says so") {
+    TempDir dir;
+    auto b = attached();
+    segment(b, 1, kSegmentBase, 20 * MiB);
+    b.event(block(2, BlockAction::Alloc, kSegmentBase, 3 * MiB));
+    b.event(block(3, BlockAction::Alloc, kSegmentBase + 3 * MiB, UINT64_MAX - 7));
+    b.event(block(4, BlockAction::FreeRequested, kSegmentBase + 3 * MiB, UINT64_MAX - 7));
+    b.event(block(5, BlockAction::Oom, 0, UINT64_MAX));
+    b.trailer(10);
+    const TraceRequests trace = readRequests(b.write(dir.file("t.gmtrace")));
+    REQUIRE(trace.devices.size() == 1);
+    CHECK(trace.devices[0].oversized_requests == 2);
+    const WhatIfRun run =
+        replayRun(trace, trace.devices[0], {recordedSetting(trace.config, trace.backend)}, {});
+    CHECK(run.settings[0].peak_reserved_bytes == 20 * MiB);
+    CHECK_FALSE(run.settings[0].exact);
+    CHECK(run.settings[0].why.find("larger than any device") != std::string::npos);
+}
+
+TEST_CASE("whatif: settings are checked, the known ones named") {
+    std::string error;
+    CHECK_FALSE(parseReplaySetting("expandable:True", error));
+    CHECK(error.find("known: max_split_size_mb, expandable_segments") != std::string::npos);
+    CHECK_FALSE(parseReplaySetting("max_split_size_mb:lots", error));
+    CHECK(error.find("a number of MiB") != std::string::npos);
+    CHECK_FALSE(parseReplaySetting("garbage_collection_threshold:1.5", error));
+    CHECK(parseReplaySetting("backend:cudaMallocAsync", error)->rules.async_backend);
+    const auto s = recordedSetting("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,"
+                                   "pinned_use_cuda_host_register:True\n",
+                                   "native");
+    CHECK(s.rules.expandable_segments);
+    CHECK(s.not_understood.empty());
+    CHECK(recordedSetting("PYTORCH_CUDA_ALLOC_CONF=future_knob:3\n", "native").not_understood ==
+          "future_knob:3");
+}
+
+TEST_CASE("whatif command: JSON per the schema, text, and bad input") {
+    TempDir dir;
+    auto b = h200Sequence();
+    const std::string path = b.write(dir.file("t.gmtrace"));
+    auto r =
+        runCommand(cli("whatif " + path + " --capacity A100-40GB --capacity 64MiB --format json"));
+    REQUIRE(r.status == 0);
+    const auto json = nlohmann::json::parse(r.out);
+    std::ifstream f(GMT_WHATIF_SCHEMA);
+    SchemaValidator schema(nlohmann::json::parse(f));
+    CHECK(schema.validate(json).empty());
+    const auto& run = json["runs"][0];
+    CHECK(run["recorded"]["replay_matches"] == true);
+    CHECK(run["settings"][0]["label"] == "recorded");
+    CHECK(run["settings"][0]["peak_reserved_bytes"] == 85983232);
+    CHECK(run["settings"][0]["capacities"][0]["capacity_bytes"] == 40ull << 30);
+    CHECK(run["settings"][0]["capacities"][1]["fits"] == false);
+    // Settings named: only those replayed, the run's own still checked against the recording.
+    auto named = runCommand(cli("whatif " + path + " --setting expandable_segments:True," +
+                                "max_split_size_mb:64 --format json"));
+    REQUIRE(named.status == 0);
+    const auto one = nlohmann::json::parse(named.out)["runs"][0];
+    CHECK(one["settings"].size() == 1);
+    CHECK(one["settings"][0]["setting"] == "expandable_segments:True,max_split_size_mb:64");
+    CHECK(one["recorded"]["replay_matches"] == true);
+    auto text = runCommand(cli("whatif " + path));
+    CHECK(text.status == 0);
+    CHECK(text.out.find("expandable_segments:True") != std::string::npos);
+    auto bad = runCommand(cli("whatif " + path + " --setting expandable:True"));
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("known: max_split_size_mb") != std::string::npos);
+    bad = runCommand(cli("whatif " + path + " --capacity lots"));
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("RTX4090") != std::string::npos);
+    auto empty = standardTrace();
+    empty.trailer(5);
+    bad = runCommand(cli("whatif " + empty.write(dir.file("e.gmtrace"))));
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("no allocations to replay") != std::string::npos);
+    bad = runCommand(cli("whatif " + dir.file("missing.gmtrace")));
+    CHECK(bad.status == 2);
+}
