@@ -5,6 +5,7 @@
 #include "base/human_time.h"
 #include "base/saturating.h"
 #include "views/missing_events_text.h"
+#include "views/paused_text.h"
 #include "views/python_status_text.h"
 
 #include <algorithm>
@@ -47,7 +48,18 @@ class TextReport {
     }
 
     std::string render() {
-        out_.line("gpumemtrace report (" + r_.generator + ")", Tone::Heading);
+        if (r_.snapshot) {
+            // What is live in a running process is not leaked yet: said first, and the
+            // figures below say "live now" instead.
+            out_.line("gpumemtrace snapshot (" + r_.generator + ")", Tone::Heading);
+            const uint64_t running = r_.snapshot->running;
+            out_.line("  taken " + utcTime(r_.snapshot->time_wall_ns) + " while " +
+                      std::to_string(running) +
+                      (running == 1 ? " process was" : " processes were") +
+                      " running: what is listed as live is live now, not leaked");
+        } else {
+            out_.line("gpumemtrace report (" + r_.generator + ")", Tone::Heading);
+        }
         out_.blank();
         processes();
         summary();
@@ -105,7 +117,9 @@ class TextReport {
                               " (its trace is complete)",
                           Tone::Warn);
             }
-            if (!p.complete) {
+            // A running process's trace has no end yet, and may end in a frame being
+            // written: normal, said by the line on its running below.
+            if (!p.complete && !p.running.value_or(false)) {
                 out_.line({{"  INCOMPLETE trace: ", Tone::Bad},
                            {p.incomplete_reason.value_or("") + " (valid log ends at offset " +
                                 std::to_string(p.valid_log_end_offset.value_or(0)) +
@@ -114,6 +128,14 @@ class TextReport {
             }
             if (p.missing_events) {
                 missingEvents(*p.missing_events);
+            }
+            if (p.running) {
+                out_.line(*p.running ? "  still running (its trace is being written)"
+                                     : "  not running any more",
+                          Tone::Plain);
+            }
+            if (p.paused) {
+                out_.line("  " + pausedText(*p.paused), Tone::Warn);
             }
         }
     }
@@ -159,7 +181,7 @@ class TextReport {
                   std::to_string(s.frees) + ", failed allocations " +
                   std::to_string(s.failed_allocations) + ", errors " + std::to_string(s.errors));
         std::vector<Segment> leaked{
-            {"  leaked ", Tone::Plain},
+            {r_.snapshot ? "  live now " : "  leaked ", Tone::Plain},
             {humanBytes(s.leaked_bytes), s.leaked_bytes ? Tone::Bad : Tone::Good},
             {" in " + plural(s.leaked_allocations, "allocation"), Tone::Plain}};
         if (s.uncertain_leaked_bytes > 0) {
@@ -203,8 +225,9 @@ class TextReport {
             return;
         }
         const LeakScope& scope = r_.leak_scope;
-        heading(scope.phase ? "Leaks allocated in phase " + *scope.phase + " (largest first)"
-                            : "Leaks (largest first)");
+        const std::string what = r_.snapshot ? "Live now" : "Leaks";
+        heading(scope.phase ? what + " allocated in phase " + *scope.phase + " (largest first)"
+                            : what + " (largest first)");
         size_t i = 0;
         for (const LeakSite& l : r_.leaks) {
             std::vector<Segment> line{
