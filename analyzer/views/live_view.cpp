@@ -2,6 +2,7 @@
 
 #include "base/human_bytes.h"
 #include "base/human_time.h"
+#include "base/plural.h"
 #include "views/frame_text.h"
 #include "views/paused_text.h"
 
@@ -11,10 +12,6 @@
 namespace gmt::analyzer {
 
 namespace {
-
-std::string count(uint64_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
 
 std::string share(uint64_t part, uint64_t whole) {
     char buf[32];
@@ -35,6 +32,19 @@ std::string change(const LiveSiteBytes* previous, const std::pair<uint64_t, uint
         return {};
     }
     return bytes > before ? "  +" + humanBytes(bytes - before) : "  -" + humanBytes(before - bytes);
+}
+
+// The last `n` entries of `list` that are of process `pid`, in order.
+template <typename T>
+std::vector<const T*> latestOf(const std::vector<T>& list, uint64_t pid, size_t n) {
+    std::vector<const T*> mine;
+    for (const T& entry : list) {
+        if (entry.pid == pid) {
+            mine.push_back(&entry);
+        }
+    }
+    mine.erase(mine.begin(), mine.end() - static_cast<std::ptrdiff_t>(std::min(n, mine.size())));
+    return mine;
 }
 
 class LiveView {
@@ -73,7 +83,7 @@ class LiveView {
         out_.line({{"pid " + std::to_string(p.pid) + " ", Tone::Strong},
                    {state, running ? Tone::Good : Tone::Warn},
                    {"  " + p.command, Tone::Plain, true}});
-        out_.line("  " + p.trace_file + ": " + count(p.events, "event") + " over " +
+        out_.line("  " + p.trace_file + ": " + plural(p.events, "event") + " over " +
                       humanDuration(p.duration_ns),
                   Tone::Dim);
         if (p.paused) {
@@ -107,8 +117,8 @@ class LiveView {
             out_.line({{"  growth: ", Tone::Plain},
                        {humanBytes(it.growth_bytes_per_iteration) + " per iteration",
                         it.growth_bytes_per_iteration > 0 ? Tone::Bad : Tone::Good},
-                       {" over " + count(it.boundaries - 1, "iteration") + " (" + by + "), " +
-                            count(it.growing_sites, "growing site"),
+                       {" over " + plural(it.boundaries - 1, "iteration") + " (" + by + "), " +
+                            plural(it.growing_sites, "growing site"),
                         Tone::Plain}});
         }
         size_t shown = 0;
@@ -156,52 +166,38 @@ class LiveView {
             std::snprintf(bytes, sizeof bytes, "%12s", humanBytes(row.bytes).c_str());
             out_.line({{"  " + std::string(bytes), Tone::Strong},
                        {grew, Tone::Bad},
-                       {"  " + count(row.allocations, "allocation") + "  ", Tone::Dim},
+                       {"  " + plural(row.allocations, "allocation") + "  ", Tone::Dim},
                        {siteLabel(*row.stack) + (row.cache ? " (caching allocator)" : ""),
                         Tone::Plain, true}});
         }
     }
 
     void failures(const Report& r, uint64_t pid) {
-        std::vector<const FailureReport*> mine;
-        for (const FailureReport& f : r.failures) {
-            if (f.pid == pid) {
-                mine.push_back(&f);
-            }
-        }
-        if (mine.empty()) {
+        const auto latest = latestOf(r.failures, pid, options_.recent);
+        if (latest.empty()) {
             return;
         }
         out_.line("  failed allocations: " + std::to_string(r.summary.failed_allocations) +
                       ", the latest:",
                   Tone::Bad);
-        const size_t from = mine.size() > options_.recent ? mine.size() - options_.recent : 0;
-        for (size_t i = from; i < mine.size(); ++i) {
-            const FailureReport& f = *mine[i];
-            out_.line({{"    " + f.api + " " + humanBytes(f.requested_bytes) + ": " + f.error +
-                            " (live " + humanBytes(f.live_bytes) + ")  ",
+        for (const FailureReport* f : latest) {
+            out_.line({{"    " + f->api + " " + humanBytes(f->requested_bytes) + ": " + f->error +
+                            " (live " + humanBytes(f->live_bytes) + ")  ",
                         Tone::Plain},
-                       {siteLabel(f.stack), Tone::Plain, true}});
+                       {siteLabel(f->stack), Tone::Plain, true}});
         }
     }
 
     void errors(const Report& r, uint64_t pid) {
-        std::vector<const ErrorReport*> mine;
-        for (const ErrorReport& e : r.errors) {
-            if (e.pid == pid) {
-                mine.push_back(&e);
-            }
-        }
-        if (mine.empty()) {
+        const auto latest = latestOf(r.errors, pid, options_.recent);
+        if (latest.empty()) {
             return;
         }
         out_.line("  errors: " + std::to_string(r.summary.errors) + ", the latest:", Tone::Bad);
-        const size_t from = mine.size() > options_.recent ? mine.size() - options_.recent : 0;
-        for (size_t i = from; i < mine.size(); ++i) {
-            const ErrorReport& e = *mine[i];
+        for (const ErrorReport* e : latest) {
             out_.line(
-                {{"    " + std::string(errorTypeName(e.type)) + " " + e.api + "  ", Tone::Plain},
-                 {siteLabel(e.stack), Tone::Plain, true}});
+                {{"    " + std::string(errorTypeName(e->type)) + " " + e->api + "  ", Tone::Plain},
+                 {siteLabel(e->stack), Tone::Plain, true}});
         }
     }
 

@@ -1,16 +1,9 @@
 #include "views/paused_text.h"
 
 #include "base/human_time.h"
+#include "base/plural.h"
 
 namespace gmt::analyzer {
-
-namespace {
-
-std::string count(uint64_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-} // namespace
 
 std::string pausedText(const PausedReport& p) {
     uint64_t pauses = 0;
@@ -18,7 +11,7 @@ std::string pausedText(const PausedReport& p) {
         pauses += c.change == "pause" ? 1 : 0;
     }
     std::string text =
-        "recording paused " + count(pauses, "time") + " for " + humanDuration(p.paused_ns);
+        "recording paused " + plural(pauses, "time") + " for " + humanDuration(p.paused_ns);
     if (p.started_paused) {
         text += " (it started paused: GPUMEMTRACE_START=paused)";
     }
@@ -27,7 +20,7 @@ std::string pausedText(const PausedReport& p) {
     }
     text += "; what the process did while paused is not in the trace";
     if (p.frees > 0) {
-        text += "; " + count(p.frees, "free") +
+        text += "; " + plural(p.frees, "free") +
                 " of memory allocated before recording started or while paused (not errors)";
     }
     return text;

@@ -3,6 +3,7 @@
 #include "base/hex.h"
 #include "base/human_bytes.h"
 #include "base/human_time.h"
+#include "base/plural.h"
 #include "base/saturating.h"
 #include "views/missing_events_text.h"
 #include "views/paused_text.h"
@@ -14,10 +15,6 @@
 namespace gmt::analyzer {
 
 namespace {
-
-std::string plural(uint64_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
 
 std::string percent(uint64_t part, uint64_t whole) {
     char buf[32];
@@ -78,6 +75,8 @@ class TextReport {
 
   private:
     std::string at(uint64_t t) const { return relativeTime(t, origin_); }
+    // In a snapshot of running processes what is still held is live now, not leaked.
+    std::string leakedLabel() const { return r_.snapshot ? ", live now " : ", leaked "; }
     // " (pid N)" when the report covers several processes.
     std::string pidNote(uint64_t pid) const {
         return many_ ? " (pid " + std::to_string(pid) + ")" : std::string();
@@ -207,14 +206,14 @@ class TextReport {
             out_.line({{"  device " + std::to_string(d.ordinal) + " ", Tone::Plain},
                        {d.name, Tone::Plain},
                        {": peak " + humanBytes(d.peak_bytes) + " of " + humanBytes(d.total_bytes) +
-                            ", leaked " + humanBytes(d.leaked_bytes),
+                            leakedLabel() + humanBytes(d.leaked_bytes),
                         Tone::Plain}});
         }
         for (const KindReport& k : r_.kinds) {
             if (k.allocations > 0) {
                 out_.line("  " + std::string(format::kindName(k.kind)) + ": " +
                           plural(k.allocations, "allocation") + ", peak " +
-                          humanBytes(k.peak_bytes) + ", leaked " + humanBytes(k.leaked_bytes) +
+                          humanBytes(k.peak_bytes) + leakedLabel() + humanBytes(k.leaked_bytes) +
                           ", largest " + humanBytes(k.largest_allocation_bytes));
             }
         }
