@@ -21,6 +21,9 @@ int run(int argc, char** argv) {
     gmt::cli::addDiffCommand(app, exit_code);
     gmt::cli::addExportCommand(app, exit_code);
     gmt::cli::addWhatIfCommand(app, exit_code);
+    gmt::cli::addTopCommand(app, exit_code);
+    gmt::cli::addSnapshotCommand(app, exit_code);
+    gmt::cli::addControlCommand(app, exit_code);
     gmt::cli::finishApp(app);
     if (argc < 2) {
         // No command is a usage error (exit 2), but the help is what the user needs.

@@ -64,6 +64,11 @@ bool apply(Config& c, const settings::Setting& s, const char* value, std::string
             return false;
         }
         c.enabled = *on;
+    } else if (&s == &settings::kStart) {
+        if (text != "running" && text != "paused") {
+            return false;
+        }
+        c.start_paused = text == "paused";
     } else if (&s == &settings::kOutput) {
         c.output_template = text;
     } else if (&s == &settings::kStackDepth) {

@@ -14,6 +14,8 @@ enum class OnFull { Block, Drop };
 // table's default.
 struct Config {
     bool enabled = false;
+    // GPUMEMTRACE_START=paused: the trace is created paused (its prologue's control word).
+    bool start_paused = false;
     std::string output_template;
     uint32_t stack_depth = 0;
     bool python = false; // Python frames in the stacks when the process runs CPython

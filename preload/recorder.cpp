@@ -249,8 +249,59 @@ Session* Recorder::createSession() {
         logger().warn("cannot start the writer thread; draining inline");
     }
     installSignalHandlers();
-    logger().info("tracing to {}", printable(s->file.path()));
+    if (config_.start_paused) {
+        // Before the session is published: the first call already finds it paused.
+        std::atomic_ref<uint32_t>(s->file.prologue().control)
+            .store(format::kControlPaused, std::memory_order_relaxed);
+        recordRecording(s, format::RecordingChange::Pause, format::RecordingCause::Start);
+        pause_recorded_.store(true, std::memory_order_relaxed);
+        logger().info("tracing to {}, paused (GPUMEMTRACE_START=paused)",
+                      printable(s->file.path()));
+    } else {
+        logger().info("tracing to {}", printable(s->file.path()));
+    }
     return s;
+}
+
+inline bool Recorder::recording(Session* s) {
+    const uint32_t control =
+        std::atomic_ref<uint32_t>(s->file.prologue().control).load(std::memory_order_relaxed);
+    if (control == format::kControlRecording) [[likely]] {
+        return true;
+    }
+    return recordingSlow(s);
+}
+
+bool Recorder::recordingSlow(Session* s) {
+    std::atomic_ref<uint32_t> word(s->file.prologue().control);
+    uint32_t control = word.load(std::memory_order_relaxed);
+    if (control == format::kControlResumeRequested &&
+        word.compare_exchange_strong(control, format::kControlRecording,
+                                     std::memory_order_relaxed)) {
+        // This thread took the resume: the record goes before its own call's event. A
+        // pause that no call saw (paused and resumed in between) leaves no record at all.
+        if (pause_recorded_.exchange(false, std::memory_order_relaxed)) {
+            recordRecording(s, format::RecordingChange::Resume, format::RecordingCause::Control);
+        }
+        return true;
+    }
+    if (control == format::kControlRecording) {
+        return true; // another thread took the resume meanwhile
+    }
+    // Paused (any value the recorder does not know counts as paused too): said once.
+    if (!pause_recorded_.load(std::memory_order_relaxed) &&
+        !pause_recorded_.exchange(true, std::memory_order_relaxed)) {
+        recordRecording(s, format::RecordingChange::Pause, format::RecordingCause::Control);
+    }
+    return false;
+}
+
+void Recorder::recordRecording(Session* s, format::RecordingChange change,
+                               format::RecordingCause cause) {
+    uint8_t body[32];
+    format::ByteWriter w(body, sizeof body);
+    format::encodeRecording(w, {EventClock::now(), change, cause});
+    pushRecord(s, format::RecordTag::Recording, w);
 }
 
 void Recorder::emitModule(const format::ModuleInfo& m, void* ctx) {
@@ -339,7 +390,7 @@ inline void Recorder::stamp(format::Event& e, Session* s) {
 
 void Recorder::record(format::Event& e) {
     Session* s = session();
-    if (!s) {
+    if (!s || !recording(s)) {
         return;
     }
     stamp(e, s);
@@ -352,7 +403,7 @@ void Recorder::record(format::Event& e) {
 
 Recorder::Pending Recorder::reserve(format::Event& e) {
     Session* s = session();
-    if (!s) {
+    if (!s || !recording(s)) {
         return {};
     }
     stamp(e, s);
@@ -528,6 +579,7 @@ void Recorder::afterForkChild() {
     python_.resetCodes();
     finalized_.store(false);
     creation_failed_.store(false);
+    pause_recorded_.store(false);
     exec_pending_ = false;
     stacks_.mutex().unlock();
     python_.mutex().unlock();

@@ -87,6 +87,14 @@ class Recorder {
     Session* createSession();
     // Inlined into record() and reserve(): one frame less for every stack walk to verify.
     [[gnu::always_inline]] inline void stamp(format::Event& e, Session* s);
+    // Whether calls are recorded now: the prologue's control word (file_layout.h), which
+    // `gpumemtrace control` flips from another process. One relaxed load and one branch
+    // per recorded call while recording; the rest, in recordingSlow(), only when it is not
+    // kControlRecording.
+    [[gnu::always_inline]] inline bool recording(Session* s);
+    // Paused (false), or a resume to take (writes the Resume record, true).
+    [[gnu::cold, gnu::noinline]] bool recordingSlow(Session* s);
+    void recordRecording(Session* s, format::RecordingChange change, format::RecordingCause cause);
     // Seals the ring, stops the writer thread and writes the trailer. `provisional`: an
     // end that afterFailedExec() may take back (claims meanwhile count as dropped).
     void endTrace(Session* s, int signal, bool from_signal, bool provisional);
@@ -105,6 +113,8 @@ class Recorder {
     // finalize (outside signal handlers), beforeExec and afterFailedExec, one at a time.
     std::mutex end_mutex_;
     bool exec_pending_ = false;
+    // A Pause record is in the trace and no Resume after it yet.
+    std::atomic<bool> pause_recorded_{false};
     StackTable stacks_;
     ModuleMap modules_; // guarded by stacks_.mutex()
     python::PythonStacks python_;

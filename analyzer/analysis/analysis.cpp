@@ -128,6 +128,15 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
     case format::RecordTag::Trailer:
         p.trailer = r.trailer;
         break;
+    case format::RecordTag::Recording:
+        if (r.recording.change == format::RecordingChange::Pause) {
+            p.lifetimes->onPause();
+        }
+        ++p.recording_changes;
+        if (p.recording.size() < options_.max_listed) {
+            p.recording.push_back(r.recording);
+        }
+        break;
     case format::RecordTag::Phase:
         p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
         if (p.phases.size() < options_.max_listed) {

@@ -118,6 +118,10 @@ struct ProcessData {
     std::unordered_map<uint32_t, format::PythonCodeInfo> python_code;
     std::optional<format::TrailerInfo> trailer;
     std::vector<PhaseRecord> phases; // markers, capped
+    // Recording paused and resumed (RecordTag::Recording), capped like phases; and their
+    // number, which is exact.
+    std::vector<format::RecordingInfo> recording;
+    uint64_t recording_changes = 0;
     std::unique_ptr<PhaseTracker> phase_tracker;
     ReadStatus status;
     std::optional<GrowthResult> growth; // set by analyzeGrowth (growth_analysis.h)

@@ -168,8 +168,14 @@ uint64_t Lifetimes::liveDeviceBytes(int device) const {
 }
 
 void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api alloc_api,
-                      std::string detail, bool before_gap) {
-    const bool uncertain = before_gap || unlocated_loss_;
+                      std::string detail, uint32_t since_gaps) {
+    if (since_gaps < pause_gaps_) {
+        // Recording was paused since what the error contradicts: the allocation or free
+        // that explains it was made unrecorded, as the trace says. No error.
+        ++counters_.paused_frees;
+        return;
+    }
+    const bool uncertain = since_gaps < gaps_ || unlocated_loss_;
     ++counters_.errors;
     counters_.uncertain_errors += uncertain ? 1 : 0;
     FreeError error{type,        e.api,     e.address, e.time_ns,         e.stack_id,
@@ -184,6 +190,11 @@ void Lifetimes::error(ErrorType type, const Event& e, uint32_t alloc_stack, Api 
 
 void Lifetimes::onGap() {
     ++gaps_;
+}
+
+void Lifetimes::onPause() {
+    onGap();
+    pause_gaps_ = gaps_;
 }
 
 void Lifetimes::onUnlocatedLoss() {
@@ -260,7 +271,7 @@ bool Lifetimes::onEvent(const Event& e) {
         auto it = reservations_.find(e.address);
         if (it == reservations_.end()) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "cuMemAddressFree of an address range that was not reserved", gaps_ > 0);
+                  "cuMemAddressFree of an address range that was not reserved", 0);
         } else {
             reservations_.erase(it);
         }
@@ -345,7 +356,7 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         }
     }
     while (it != pointers_.end() && it->first < end) {
-        implicitEnd();
+        implicitEnd(it->second.gaps);
         accounting_.remove(charge(it->second), time_ns);
         notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
         if (it->second.kind != Kind::HostPinned) {
@@ -389,7 +400,7 @@ void Lifetimes::addAllocation(const Event& e) {
         auto old = arrays_.find(a.address);
         if (old != arrays_.end()) {
             teardown_.unlink(old->second);
-            implicitEnd();
+            implicitEnd(old->second.gaps);
             accounting_.remove(charge(old->second), e.time_ns);
             notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
             subtractSaturating(liveOn(old->second.device), old->second.size);
@@ -456,7 +467,7 @@ PhysicalHandle handleFrom(const Event& e, HandleOrigin origin, uint32_t referenc
 void Lifetimes::onVmmCreate(const Event& e) {
     auto old = handles_.find(e.handle);
     if (old != handles_.end()) { // a value reused while we still hold it: lost release
-        implicitEnd();
+        implicitEnd(old->second.gaps);
         endHandle(old, e.time_ns, LifetimeEnd::Replaced);
     }
     PhysicalHandle h = handleFrom(e, HandleOrigin::Created, 1);
@@ -520,7 +531,7 @@ void Lifetimes::onVmmRelease(const Event& e) {
     copy.address = e.handle;
     if (it == handles_.end()) {
         error(ErrorType::InvalidFree, copy, 0, Api::Unknown,
-              "cuMemRelease of a handle that is not held", gaps_ > 0);
+              "cuMemRelease of a handle that is not held", 0);
         return;
     }
     PhysicalHandle& h = it->second;
@@ -530,7 +541,7 @@ void Lifetimes::onVmmRelease(const Event& e) {
             error(ErrorType::DoubleFree, copy, h.stack, h.api,
                   "cuMemRelease of a handle with no reference left (released more often than "
                   "created, imported and retained)",
-                  h.gaps < gaps_);
+                  h.gaps);
         }
         return;
     }
@@ -547,7 +558,7 @@ void Lifetimes::onVmmMap(const Event& e) {
         // Mapped again where a mapping still is: its unmap was not recorded.
         Event unmap = e;
         unmap.size = 1;
-        implicitEnd();
+        implicitEnd(0); // a mapping keeps no gap count: any pause may explain it
         onVmmUnmap(unmap);
     }
     auto it = handles_.find(e.handle);
@@ -565,7 +576,7 @@ void Lifetimes::onVmmUnmap(const Event& e) {
     auto last = mappings_.lower_bound(e.address + std::max<uint64_t>(e.size, 1));
     if (first == last) {
         error(ErrorType::InvalidFree, e, 0, Api::Unknown, "cuMemUnmap of a range with no mapping",
-              gaps_ > 0);
+              0);
         return;
     }
     std::vector<uint64_t> to_end;
@@ -616,15 +627,15 @@ void Lifetimes::onFree(const Event& e) {
         const FreedAddresses::Freed* f = freed_.find(e.address);
         if (!f) {
             error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "free of an address that was never allocated", gaps_ > 0);
+                  "free of an address that was never allocated", 0);
         } else if (f->by_teardown) {
             error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
                   "free of an allocation that a device reset or context destroy already "
                   "released",
-                  f->gaps < gaps_);
+                  f->gaps);
         } else {
             error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
-                  "free of an address that was already freed", f->gaps < gaps_);
+                  "free of an address that was already freed", f->gaps);
         }
         return;
     }
@@ -634,7 +645,7 @@ void Lifetimes::onFree(const Event& e) {
         error(ErrorType::MismatchedFree, e, found->stack, found->api,
               std::string(format::apiName(e.api)) + " on memory from " +
                   std::string(format::apiName(found->api)),
-              found->gaps < gaps_);
+              found->gaps);
     }
     if (e.result != 0) {
         return; // the driver refused: the allocation is still there

@@ -139,6 +139,9 @@ struct ProcessCounters {
     uint64_t implicit_ends = 0;    // a new allocation over a live one (a free not recorded)
     uint64_t imported_handles = 0; // cuMemImportFromShareableHandle: not allocations here
     uint64_t uncertain_errors = 0; // of `errors`, those missing events could explain
+    // Frees, releases and unmaps of memory allocated while recording was paused or before it
+    // started (and allocations made over memory freed while paused): no errors.
+    uint64_t paused_frees = 0;
     std::array<uint64_t, kKindCount> allocations_by_kind{};
     std::array<uint64_t, kKindCount> largest_by_kind{}; // the largest single allocation
 };
@@ -170,6 +173,11 @@ class Lifetimes {
     // Events were lost at points the trace does not record (drop mode): every error and
     // leak is uncertain, those found so far included.
     void onUnlocatedLoss();
+    // Recording was paused (a Recording record, GPUMEMTRACE_START=paused, `gpumemtrace
+    // control`): what was made before may end unrecorded, and what ends later may have been
+    // made unrecorded. A gap for leaks (uncertain); for errors an end of memory made before
+    // it or while paused is no error but counted in ProcessCounters::paused_frees.
+    void onPause();
 
     const std::map<uint64_t, Allocation>& pointers() const {
         settlePendingFree();
@@ -242,14 +250,22 @@ class Lifetimes {
     // missing from the trace, as a gap's are: what was allocated before it may have lost
     // its free too, so it counts as a gap here (leaks and errors before it are uncertain)
     // and the process reports it (MissingEvents::unrecorded_frees).
-    void implicitEnd() {
+    // `since_gaps`: the gap count when what it ends was made. When recording was paused
+    // since, its end was made unrecorded while paused: counted as such, not as missing.
+    void implicitEnd(uint32_t since_gaps) {
         gate();
+        if (since_gaps < pause_gaps_) {
+            ++counters_.paused_frees; // the pause is the gap already
+            return;
+        }
         ++counters_.implicit_ends;
         onGap();
     }
-    // `before_gap`: the allocation or free the error contradicts came before a gap.
+    // `since_gaps`: the gap count when the allocation or free the error contradicts was
+    // made (0: none is known). A gap since makes the error uncertain; a pause since makes
+    // it none (ProcessCounters::paused_frees).
     void error(ErrorType type, const format::Event& e, uint32_t alloc_stack, format::Api alloc_api,
-               std::string detail, bool before_gap);
+               std::string detail, uint32_t since_gaps);
     void leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain);
     // Inline: every allocation and free updates it, mostly on the device of the last.
     uint64_t& liveOn(int device) {
@@ -307,6 +323,7 @@ class Lifetimes {
     std::vector<FreeError> errors_;
     ProcessCounters counters_;
     uint32_t gaps_ = 0;           // gaps seen so far
+    uint32_t pause_gaps_ = 0;     // gaps_ right after the last pause (onPause); 0: none
     bool unlocated_loss_ = false; // drops: nothing is certain
 };
 

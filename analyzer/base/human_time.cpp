@@ -1,6 +1,7 @@
 #include "base/human_time.h"
 
 #include <cstdio>
+#include <ctime>
 
 namespace gmt::analyzer {
 
@@ -28,6 +29,15 @@ std::string humanDuration(uint64_t ns) {
                   : x < 100 ? "%.1f %s"
                             : "%.0f %s",
                   x, unit->name);
+    return buf;
+}
+
+std::string utcTime(uint64_t wall_ns) {
+    const time_t seconds = static_cast<time_t>(wall_ns / 1000000000u);
+    struct tm t {};
+    gmtime_r(&seconds, &t);
+    char buf[48];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &t);
     return buf;
 }
 

@@ -379,7 +379,8 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
     const analyzer::ProcessReport* missing = nullptr; // the first process missing events
     for (const analyzer::ProcessReport& p : report.processes) {
         v.duration_s += static_cast<double>(p.duration_ns) / 1e9;
-        if (!p.complete) {
+        // A snapshot's running process (docs/live.md) has no end yet: not incomplete.
+        if (!p.complete && !p.running.value_or(false)) {
             reasons.push_back(p.incomplete_reason.value_or(""));
         }
         if (p.missing_events && !missing) {

@@ -24,6 +24,9 @@ void addCheckCommand(CLI::App& app, int& exit_code);
 void addDiffCommand(CLI::App& app, int& exit_code);
 void addExportCommand(CLI::App& app, int& exit_code);
 void addWhatIfCommand(CLI::App& app, int& exit_code);
+void addTopCommand(CLI::App& app, int& exit_code);
+void addSnapshotCommand(CLI::App& app, int& exit_code);
+void addControlCommand(CLI::App& app, int& exit_code);
 
 // After every command is added: --version, one-line parse errors, examples in --help.
 void finishApp(CLI::App& app);

@@ -38,6 +38,7 @@ struct RecordArgs {
     std::optional<uint32_t> stack_depth;
     std::optional<uint64_t> buffer_size;
     std::string on_full;
+    std::string start;
     std::string log_level;
     std::string library;
     bool quiet = false;
@@ -270,6 +271,9 @@ int runRecord(const RecordArgs& args) {
         }
         ::setenv(settings::kBufferSize.name, std::to_string(bytes).c_str(), 1);
     }
+    if (!args.start.empty()) {
+        ::setenv(settings::kStart.name, args.start.c_str(), 1);
+    }
     if (!args.on_full.empty()) {
         ::setenv(settings::kOnFull.name, args.on_full.c_str(), 1);
     }
@@ -373,6 +377,10 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "Event buffer, bytes or K/M/G, at most 256M (GPUMEMTRACE_BUFFER_SIZE; "
                     "default 1M)")
         ->transform(sizeTransform());
+    cmd->add_option("--start", args->start,
+                    "running records from the first CUDA call; paused records nothing until "
+                    "`gpumemtrace control PID resume` (GPUMEMTRACE_START; docs/live.md)")
+        ->check(CLI::IsMember({"running", "paused"}));
     cmd->add_option("--on-full", args->on_full,
                     "When the buffer is full: block (lose nothing) or drop (count losses) "
                     "(GPUMEMTRACE_ON_FULL)")

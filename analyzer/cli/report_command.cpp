@@ -10,13 +10,12 @@
 #include "cli/framework_options.h"
 #include "cli/path_option.h"
 #include "cli/report_input.h"
+#include "cli/report_output.h"
 #include "cli/terminal_style.h"
 #include "model/report.h"
 #include "read/trace_error.h"
-#include "report/report_json.h"
 #include "report/trace_report.h"
 #include "views/html_report.h"
-#include "views/text_report.h"
 
 #include <iostream>
 #include <memory>
@@ -43,27 +42,14 @@ struct ReportArgs {
     FrameworkOptions frameworks;
 };
 
-bool endsWith(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() &&
-           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 int runReport(const ReportArgs& args) {
     using namespace gmt::analyzer;
-    std::string format = args.format;
-    if (format.empty()) {
-        format = endsWith(args.output, ".json")   ? "json"
-                 : endsWith(args.output, ".html") ? "html"
-                                                  : "text";
-    }
+    const std::string format = reportFormat(args.format, args.output);
     if (format == "html" && !htmlReportAvailable()) {
         std::cerr << "gpumemtrace report: " << htmlReportUnavailableReason() << '\n';
         return kExitBadInput;
     }
-    ReportOptions options = format == "html" ? htmlReportOptions() : ReportOptions{};
-    if (format != "html" || args.top_given) {
-        options.top = args.top;
-    }
+    ReportOptions options = reportOptionsFor(format, args.top_given ? args.top : 0);
     options.timeline_points = args.timeline_points;
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
@@ -76,19 +62,11 @@ int runReport(const ReportArgs& args) {
     Report report = reportOfTraces(cli::expandTraceInputs(args.traces), options);
     report.suppressions = usedLeakSuppressions(suppressions);
 
-    std::string out;
-    if (format == "json") {
-        writeJsonText(report, out, 2);
-        out += '\n';
-    } else if (format == "html") {
-        out = renderHtml(report);
-    } else {
-        TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
-        style.stacks.full = args.full_stacks;
-        style.stacks.python_only = args.python_only;
-        style.stacks.max_frames = args.frames;
-        out = renderText(report, style);
-    }
+    TextStyle style = args.output.empty() ? terminalStyle(STDOUT_FILENO) : TextStyle{};
+    style.stacks.full = args.full_stacks;
+    style.stacks.python_only = args.python_only;
+    style.stacks.max_frames = args.frames;
+    const std::string out = renderReport(report, format, style);
     // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
     writeOutputFile(args.output.empty() ? "-" : args.output, out);
     return kExitOk;

@@ -72,6 +72,26 @@ GMT_DESCRIBE(MissingEventsReport, GMT_MEMBER(dropped_events), GMT_MEMBER(missing
              GMT_MEMBER(gap_count), GMT_MEMBER(gaps), GMT_MEMBER(unknown_tail),
              GMT_MEMBER(unrecorded_frees, kOptional))
 
+// One change of recording in a process (docs/live.md): a pause or a resume.
+struct RecordingChangeReport {
+    uint64_t time_ns = 0;
+    std::string change; // "pause" or "resume"
+    std::string cause;  // "start" (GPUMEMTRACE_START=paused) or "control" (`gpumemtrace control`)
+};
+GMT_DESCRIBE(RecordingChangeReport, GMT_MEMBER(time_ns), GMT_MEMBER(change), GMT_MEMBER(cause))
+
+// Recording was paused in a process: what it did meanwhile is not in its trace, so an
+// allocation made then is never seen, and its free later is no error (counted in `frees`).
+struct PausedReport {
+    bool started_paused = false; // GPUMEMTRACE_START=paused
+    bool paused_at_end = false;  // the last change was a pause
+    uint64_t paused_ns = 0;      // time spent paused, summed (to the end of the trace)
+    uint64_t frees = 0;          // frees, releases, unmaps of memory made while paused or before
+    std::vector<RecordingChangeReport> changes; // in time order (capped)
+};
+GMT_DESCRIBE(PausedReport, GMT_MEMBER(started_paused), GMT_MEMBER(paused_at_end),
+             GMT_MEMBER(paused_ns), GMT_MEMBER(frees), GMT_MEMBER(changes))
+
 struct ProcessReport {
     uint64_t pid = 0;
     std::string command;
@@ -114,6 +134,11 @@ struct ProcessReport {
     std::optional<PythonRuntime> python;
     // Set when events are missing: its leak and error figures are then partly uncertain.
     std::optional<MissingEventsReport> missing_events;
+    // Set when recording was paused at some time (docs/live.md).
+    std::optional<PausedReport> paused;
+    // A snapshot's (Report::snapshot): whether the process was still running when it was
+    // taken. Unset in a report of finished traces.
+    std::optional<bool> running;
 };
 GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(command_truncated, kOmitted), GMT_MEMBER(trace_file), GMT_MEMBER(complete),
@@ -130,7 +155,8 @@ GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(phases, kOptional), GMT_MEMBER(end_mono_ns, kOptional),
              GMT_MEMBER(peak_bytes, kOptional),
              GMT_MEMBER(device_peaks, kOptional, FieldCodec::DevicePeak),
-             GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted))
+             GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted),
+             GMT_MEMBER(paused, kOmitted), GMT_MEMBER(running, kOmitted))
 
 struct Summary {
     uint64_t allocations = 0;
@@ -721,6 +747,14 @@ struct AllocatedReport {
 GMT_DESCRIBE(AllocatedReport, GMT_MEMBER(bytes), GMT_MEMBER(allocations), GMT_MEMBER(sites),
              GMT_MEMBER(top_sites))
 
+// A report of processes that may still be running (`gpumemtrace snapshot`, `top`), made
+// from traces read while being written: what is "leaked" is what is live now.
+struct SnapshotReport {
+    uint64_t time_wall_ns = 0; // when it was taken (CLOCK_REALTIME)
+    uint64_t running = 0;      // of its processes, those still running then
+};
+GMT_DESCRIBE(SnapshotReport, GMT_MEMBER(time_wall_ns), GMT_MEMBER(running))
+
 struct Report {
     int64_t schema_version = kReportSchemaVersion;
     std::string generator;
@@ -752,6 +786,8 @@ struct Report {
     std::vector<SuppressionReport> suppressions;
     // The tensor level, when a trace has a caching allocator's record or block events.
     std::optional<CachingReport> caching_allocator;
+    // Set when the report is a snapshot of running processes (docs/live.md).
+    std::optional<SnapshotReport> snapshot;
 };
 GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMBER(processes),
              GMT_MEMBER(summary), GMT_MEMBER(kinds), GMT_MEMBER(devices), GMT_MEMBER(leaks),
@@ -763,7 +799,8 @@ GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMB
              GMT_MEMBER(stacks_left_out, kOptional), GMT_MEMBER(kind_timeline, kOptional),
              GMT_MEMBER(site_timeline, kOptional), GMT_MEMBER(moments, kOptional),
              GMT_MEMBER(allocated, kOptional), GMT_MEMBER(held_at_exit, kOptional),
-             GMT_MEMBER(suppressions, kOptional), GMT_MEMBER(caching_allocator, kOptional))
+             GMT_MEMBER(suppressions, kOptional), GMT_MEMBER(caching_allocator, kOptional),
+             GMT_MEMBER(snapshot, kOmitted))
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,

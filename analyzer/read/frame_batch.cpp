@@ -40,6 +40,8 @@ std::string tagName(RecordTag tag) {
         return "python_code";
     case RecordTag::CachingAllocator:
         return "caching_allocator";
+    case RecordTag::Recording:
+        return "recording";
     }
     return "unknown";
 }

@@ -24,6 +24,7 @@ struct Record {
     format::PhaseInfo phase;
     format::PythonCodeInfo python_code;
     format::CachingAllocatorInfo caching_allocator;
+    format::RecordingInfo recording;
 };
 
 } // namespace gmt::analyzer

@@ -43,6 +43,9 @@ DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record
     case RecordTag::CachingAllocator:
         ok = format::decodeCachingAllocator(r, out.caching_allocator);
         break;
+    case RecordTag::Recording:
+        ok = format::decodeRecording(r, out.recording);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

@@ -151,6 +151,12 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"detail", r.caching_allocator.detail},
                  {"config", r.caching_allocator.config}};
         break;
+    case format::RecordTag::Recording:
+        j = Json{{"record", "recording"},
+                 {"time_ns", r.recording.time_ns},
+                 {"change", format::recordingChangeName(r.recording.change)},
+                 {"cause", format::recordingCauseName(r.recording.cause)}};
+        break;
     }
     if (r.from_ring) {
         j["recovered"] = true;

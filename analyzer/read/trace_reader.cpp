@@ -45,9 +45,14 @@ TraceReader::TraceReader(std::string path, size_t read_ahead, DecodePool& pool)
         throw TraceError(name, offsetof(Prologue, checksum), "prologue checksum mismatch");
     }
     const uint32_t slots = prologue_.ring_slots;
-    if (prologue_.prologue_size < sizeof(Prologue) ||
+    if (prologue_.prologue_size < format::kMinPrologueSize ||
         prologue_.prologue_size > format::kPrologueSize) {
         throw TraceError(name, offsetof(Prologue, prologue_size), "invalid prologue size");
+    }
+    if (prologue_.prologue_size < sizeof(Prologue)) {
+        // Written before `control` existed: those bytes are not its.
+        prologue_.control = format::kControlRecording;
+        prologue_.reserved = 0;
     }
     if (prologue_.slot_size != format::kSlotSize || slots < format::kMinRingSlots ||
         slots > format::kMaxRingSlots || (slots & (slots - 1)) != 0) {

@@ -25,6 +25,37 @@ uint64_t pidOf(const ProcessData& p) {
     return p.header ? p.header->pid : 0;
 }
 
+// When and how long recording was paused; unset when it never was.
+std::optional<PausedReport> pausedReport(const ProcessData& p, uint64_t end) {
+    // The control word says paused before the recorder has seen it (no call since).
+    const bool control_paused = p.prologue.control == format::kControlPaused;
+    if (p.recording.empty() && !control_paused) {
+        return std::nullopt;
+    }
+    PausedReport r;
+    r.frees = p.lifetimes->counters().paused_frees;
+    bool paused = false;
+    uint64_t paused_since = 0;
+    for (const format::RecordingInfo& c : p.recording) {
+        const bool pause = c.change == format::RecordingChange::Pause;
+        r.started_paused = r.started_paused || c.cause == format::RecordingCause::Start;
+        if (pause && !paused) {
+            paused_since = c.time_ns;
+        } else if (!pause && paused) {
+            r.paused_ns = saturatingAdd(r.paused_ns, c.time_ns - std::min(c.time_ns, paused_since));
+        }
+        paused = pause;
+        r.changes.push_back({c.time_ns, std::string(format::recordingChangeName(c.change)),
+                             std::string(format::recordingCauseName(c.cause))});
+    }
+    // (A list capped at AnalysisOptions::max_listed covers its changes only.)
+    r.paused_at_end = paused || control_paused;
+    if (paused) {
+        r.paused_ns = saturatingAdd(r.paused_ns, end - std::min(end, paused_since));
+    }
+    return r;
+}
+
 // Its leaked bytes are the leak policy's (leak_policy.h).
 ProcessReport processReport(const ProcessData& p) {
     const ProcessCounters& c = p.lifetimes->counters();
@@ -95,6 +126,7 @@ ProcessReport processReport(const ProcessData& p) {
         m.unrecorded_frees = p.missing.unrecorded_frees;
         r.missing_events = std::move(m);
     }
+    r.paused = pausedReport(p, end);
     return r;
 }
 

@@ -3,8 +3,10 @@
 #include "base/hex.h"
 #include "base/human_bytes.h"
 #include "base/human_time.h"
+#include "base/plural.h"
 #include "base/saturating.h"
 #include "views/missing_events_text.h"
+#include "views/paused_text.h"
 #include "views/python_status_text.h"
 
 #include <algorithm>
@@ -13,10 +15,6 @@
 namespace gmt::analyzer {
 
 namespace {
-
-std::string plural(uint64_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
 
 std::string percent(uint64_t part, uint64_t whole) {
     char buf[32];
@@ -47,7 +45,18 @@ class TextReport {
     }
 
     std::string render() {
-        out_.line("gpumemtrace report (" + r_.generator + ")", Tone::Heading);
+        if (r_.snapshot) {
+            // What is live in a running process is not leaked yet: said first, and the
+            // figures below say "live now" instead.
+            out_.line("gpumemtrace snapshot (" + r_.generator + ")", Tone::Heading);
+            const uint64_t running = r_.snapshot->running;
+            out_.line("  taken " + utcTime(r_.snapshot->time_wall_ns) + " while " +
+                      std::to_string(running) +
+                      (running == 1 ? " process was" : " processes were") +
+                      " running: what is listed as live is live now, not leaked");
+        } else {
+            out_.line("gpumemtrace report (" + r_.generator + ")", Tone::Heading);
+        }
         out_.blank();
         processes();
         summary();
@@ -66,6 +75,8 @@ class TextReport {
 
   private:
     std::string at(uint64_t t) const { return relativeTime(t, origin_); }
+    // In a snapshot of running processes what is still held is live now, not leaked.
+    std::string leakedLabel() const { return r_.snapshot ? ", live now " : ", leaked "; }
     // " (pid N)" when the report covers several processes.
     std::string pidNote(uint64_t pid) const {
         return many_ ? " (pid " + std::to_string(pid) + ")" : std::string();
@@ -105,7 +116,9 @@ class TextReport {
                               " (its trace is complete)",
                           Tone::Warn);
             }
-            if (!p.complete) {
+            // A running process's trace has no end yet, and may end in a frame being
+            // written: normal, said by the line on its running below.
+            if (!p.complete && !p.running.value_or(false)) {
                 out_.line({{"  INCOMPLETE trace: ", Tone::Bad},
                            {p.incomplete_reason.value_or("") + " (valid log ends at offset " +
                                 std::to_string(p.valid_log_end_offset.value_or(0)) +
@@ -114,6 +127,14 @@ class TextReport {
             }
             if (p.missing_events) {
                 missingEvents(*p.missing_events);
+            }
+            if (p.running) {
+                out_.line(*p.running ? "  still running (its trace is being written)"
+                                     : "  not running any more",
+                          Tone::Plain);
+            }
+            if (p.paused) {
+                out_.line("  " + pausedText(*p.paused), Tone::Warn);
             }
         }
     }
@@ -159,7 +180,7 @@ class TextReport {
                   std::to_string(s.frees) + ", failed allocations " +
                   std::to_string(s.failed_allocations) + ", errors " + std::to_string(s.errors));
         std::vector<Segment> leaked{
-            {"  leaked ", Tone::Plain},
+            {r_.snapshot ? "  live now " : "  leaked ", Tone::Plain},
             {humanBytes(s.leaked_bytes), s.leaked_bytes ? Tone::Bad : Tone::Good},
             {" in " + plural(s.leaked_allocations, "allocation"), Tone::Plain}};
         if (s.uncertain_leaked_bytes > 0) {
@@ -185,14 +206,14 @@ class TextReport {
             out_.line({{"  device " + std::to_string(d.ordinal) + " ", Tone::Plain},
                        {d.name, Tone::Plain},
                        {": peak " + humanBytes(d.peak_bytes) + " of " + humanBytes(d.total_bytes) +
-                            ", leaked " + humanBytes(d.leaked_bytes),
+                            leakedLabel() + humanBytes(d.leaked_bytes),
                         Tone::Plain}});
         }
         for (const KindReport& k : r_.kinds) {
             if (k.allocations > 0) {
                 out_.line("  " + std::string(format::kindName(k.kind)) + ": " +
                           plural(k.allocations, "allocation") + ", peak " +
-                          humanBytes(k.peak_bytes) + ", leaked " + humanBytes(k.leaked_bytes) +
+                          humanBytes(k.peak_bytes) + leakedLabel() + humanBytes(k.leaked_bytes) +
                           ", largest " + humanBytes(k.largest_allocation_bytes));
             }
         }
@@ -203,8 +224,9 @@ class TextReport {
             return;
         }
         const LeakScope& scope = r_.leak_scope;
-        heading(scope.phase ? "Leaks allocated in phase " + *scope.phase + " (largest first)"
-                            : "Leaks (largest first)");
+        const std::string what = r_.snapshot ? "Live now" : "Leaks";
+        heading(scope.phase ? what + " allocated in phase " + *scope.phase + " (largest first)"
+                            : what + " (largest first)");
         size_t i = 0;
         for (const LeakSite& l : r_.leaks) {
             std::vector<Segment> line{

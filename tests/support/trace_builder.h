@@ -133,6 +133,12 @@ class TraceBuilder {
         return body(tf::RecordTag::PythonCode,
                     [&](tf::ByteWriter& w) { tf::encodePythonCode(w, c); });
     }
+    TraceBuilder& recording(uint64_t time_ns, tf::RecordingChange change,
+                            tf::RecordingCause cause = tf::RecordingCause::Control) {
+        return body(tf::RecordTag::Recording, [&](tf::ByteWriter& w) {
+            tf::encodeRecording(w, {time_ns, change, cause});
+        });
+    }
     TraceBuilder& event(const tf::Event& e) {
         ++position_;
         return body(tf::RecordTag::Event,

@@ -32,6 +32,9 @@ struct Setting {
       "the recorder's messages on stderr: trace, debug, info, warn, error, critical or off")       \
     X(kEnable, "GPUMEMTRACE_ENABLE", Switch, "1",                                                  \
       "0 passes every call through untouched and writes no trace; 1 traces")                       \
+    X(kStart, "GPUMEMTRACE_START", Choice, "running",                                              \
+      "running records from the first call; paused creates the trace but records nothing until "   \
+      "gpumemtrace control PID resume")                                                            \
     X(kOutput, "GPUMEMTRACE_OUTPUT", Text, "gpumemtrace.%p.gmtrace",                               \
       "trace path template: %p pid, %r rank, %h host, %t start time, %q{VAR}, %% a percent sign")  \
     X(kStackDepth, "GPUMEMTRACE_STACK_DEPTH", Count, "64",                                         \

@@ -30,9 +30,9 @@ inline constexpr uint32_t kMaxFramePayload = 16u << 20;
 inline constexpr uint32_t kMinRingSlots = 1024;
 inline constexpr uint32_t kMaxRingSlots = 1u << 24;
 
-// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events` and
-// `flags`, which the recorder updates in place (they live in the shared mapping, so they
-// are durable).
+// Prologue: the first 4096 bytes. Written once at creation, except `dropped_events`,
+// `flags` and `control`, which change in place (they live in the shared mapping, so they
+// are durable): the first two by the recorder, `control` by `gpumemtrace control`.
 struct Prologue {
     char magic[8];
     uint32_t format_version;
@@ -44,9 +44,26 @@ struct Prologue {
     uint64_t dropped_events;
     uint32_t flags;    // kPrologue* bits
     uint32_t checksum; // crc32c of the bytes before `dropped_events`
+    // --- appended (prologue_size 64); a 56-byte prologue has none: read as 0 ------------
+    // Whether the recorder records: kControl* below. Another process (`gpumemtrace
+    // control`) stores into it through its own shared mapping of the file; the recorder
+    // loads it, relaxed, once per intercepted call.
+    uint32_t control;
+    uint32_t reserved; // 0
 };
-static_assert(sizeof(Prologue) == 56);
+static_assert(sizeof(Prologue) == 64);
 inline constexpr size_t kPrologueChecksummedBytes = offsetof(Prologue, dropped_events);
+// Prologues written before `control` existed end after `checksum`.
+inline constexpr uint32_t kMinPrologueSize = offsetof(Prologue, control);
+static_assert(kMinPrologueSize == 56);
+
+// Prologue control word. 0: recording (the only value the recorder's hot path tests for).
+// Paused: calls pass through unrecorded. ResumeRequested: `control resume` asks; the
+// recorder writes a Resume record at the next call and stores 0. The recorder writes a
+// Pause record (RecordTag::Recording) at the first call it finds paused.
+inline constexpr uint32_t kControlRecording = 0;
+inline constexpr uint32_t kControlPaused = 1;
+inline constexpr uint32_t kControlResumeRequested = 2;
 
 // Prologue flags. The log could not be written (full file system, quota, file size
 // limit): the recorder stopped there. What the log lacks is in the ring; every call after

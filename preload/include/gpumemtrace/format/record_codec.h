@@ -258,6 +258,20 @@ inline bool decodeCachingAllocator(ByteReader& r, CachingAllocatorInfo& c) {
     return r.ok();
 }
 
+inline void encodeRecording(ByteWriter& w, const RecordingInfo& c) {
+    w.varint(c.time_ns);
+    w.varint(static_cast<uint8_t>(c.change));
+    w.varint(static_cast<uint8_t>(c.cause));
+}
+
+inline bool decodeRecording(ByteReader& r, RecordingInfo& c) {
+    c.time_ns = r.varint();
+    // Another value (a newer recorder) reads as a pause: nothing after it is taken as seen.
+    c.change = r.varint() == 1 ? RecordingChange::Resume : RecordingChange::Pause;
+    c.cause = r.varint() == 0 ? RecordingCause::Start : RecordingCause::Control;
+    return r.ok();
+}
+
 // Frames a record: tag, body length, body. `body` is a scratch writer the caller filled.
 inline void appendRecord(ByteWriter& out, RecordTag tag, const uint8_t* body, size_t size) {
     out.byte(static_cast<uint8_t>(tag));

@@ -25,7 +25,8 @@ enum class RecordTag : uint8_t {
     Phase = 7,      // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
     PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
     CachingAllocator =
-        9, // what became of a framework's caching allocator: see CachingAllocatorInfo
+        9,          // what became of a framework's caching allocator: see CachingAllocatorInfo
+    Recording = 11, // recording paused or resumed (GPUMEMTRACE_START, `control`): RecordingInfo
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
@@ -223,5 +224,29 @@ struct CachingAllocatorInfo {
                          // "PYTORCH_CUDA_ALLOC_CONF=..." lines
 };
 inline constexpr uint32_t kMaxCachingAllocatorConfig = 4096;
+
+// What a Recording record says (RecordTag::Recording). Append only.
+enum class RecordingChange : uint8_t {
+    Pause = 0,  // from here on calls are not recorded
+    Resume = 1, // from here on they are again
+};
+// Why it changed.
+enum class RecordingCause : uint8_t {
+    Start = 0,   // GPUMEMTRACE_START=paused: the trace began paused
+    Control = 1, // `gpumemtrace control` flipped the prologue's control word
+};
+
+inline std::string_view recordingChangeName(RecordingChange c) {
+    return c == RecordingChange::Resume ? "resume" : "pause";
+}
+inline std::string_view recordingCauseName(RecordingCause c) {
+    return c == RecordingCause::Start ? "start" : "control";
+}
+
+struct RecordingInfo {
+    uint64_t time_ns = 0; // when the recorder saw the change (the first call after it)
+    RecordingChange change = RecordingChange::Pause;
+    RecordingCause cause = RecordingCause::Control;
+};
 
 } // namespace gmt::format
