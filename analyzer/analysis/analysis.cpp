@@ -128,6 +128,12 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
     case format::RecordTag::Trailer:
         p.trailer = r.trailer;
         break;
+    case format::RecordTag::AggregateSummary:
+        p.aggregate = r.aggregate;
+        break;
+    case format::RecordTag::SiteTotals:
+        p.lifetimes->addFolded(r.site_totals);
+        break;
     case format::RecordTag::Phase:
         p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
         if (p.phases.size() < options_.max_listed) {

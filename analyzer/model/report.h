@@ -72,6 +72,23 @@ GMT_DESCRIBE(MissingEventsReport, GMT_MEMBER(dropped_events), GMT_MEMBER(missing
              GMT_MEMBER(gap_count), GMT_MEMBER(gaps), GMT_MEMBER(unknown_tail),
              GMT_MEMBER(unrecorded_frees, kOptional))
 
+// An aggregated trace (GPUMEMTRACE_MODE=aggregate, docs/configuration.md): what the recorder
+// folded instead of keeping. Leaks, the peak and its holders, growth and failures are exact
+// while over_budget, folded_errors and folded_phases are 0.
+struct AggregateReport {
+    uint64_t events = 0;             // recorded, kept or folded
+    uint64_t kept_events = 0;        // in the trace, replayed by the analysis
+    uint64_t folded_allocations = 0; // allocated and freed at no moment the report shows
+    uint64_t folded_bytes = 0;
+    uint64_t folded_errors = 0; // error events past the recorder's bound: counted only
+    uint64_t folded_phases = 0; // phase marks past the recorder's bound: counted only
+    uint64_t over_budget = 0;   // events the last checkpoint had no room for
+    uint64_t budget_bytes = 0;  // of one checkpoint
+};
+GMT_DESCRIBE(AggregateReport, GMT_MEMBER(events), GMT_MEMBER(kept_events),
+             GMT_MEMBER(folded_allocations), GMT_MEMBER(folded_bytes), GMT_MEMBER(folded_errors),
+             GMT_MEMBER(folded_phases), GMT_MEMBER(over_budget), GMT_MEMBER(budget_bytes))
+
 struct ProcessReport {
     uint64_t pid = 0;
     std::string command;
@@ -114,6 +131,8 @@ struct ProcessReport {
     std::optional<PythonRuntime> python;
     // Set when events are missing: its leak and error figures are then partly uncertain.
     std::optional<MissingEventsReport> missing_events;
+    // Set for an aggregated trace.
+    std::optional<AggregateReport> aggregate;
 };
 GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(command_truncated, kOmitted), GMT_MEMBER(trace_file), GMT_MEMBER(complete),
@@ -130,7 +149,8 @@ GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(phases, kOptional), GMT_MEMBER(end_mono_ns, kOptional),
              GMT_MEMBER(peak_bytes, kOptional),
              GMT_MEMBER(device_peaks, kOptional, FieldCodec::DevicePeak),
-             GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted))
+             GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted),
+             GMT_MEMBER(aggregate, kOmitted))
 
 struct Summary {
     uint64_t allocations = 0;

@@ -40,6 +40,10 @@ std::string tagName(RecordTag tag) {
         return "python_code";
     case RecordTag::CachingAllocator:
         return "caching_allocator";
+    case RecordTag::AggregateSummary:
+        return "aggregate_summary";
+    case RecordTag::SiteTotals:
+        return "site_totals";
     }
     return "unknown";
 }

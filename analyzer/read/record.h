@@ -3,6 +3,7 @@
 // destroys the large stack member.
 #pragma once
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/event.h>
 #include <gpumemtrace/format/records.h>
 
@@ -24,6 +25,8 @@ struct Record {
     format::PhaseInfo phase;
     format::PythonCodeInfo python_code;
     format::CachingAllocatorInfo caching_allocator;
+    format::AggregateSummary aggregate; // an aggregated trace's checkpoint
+    format::SiteTotals site_totals;
 };
 
 } // namespace gmt::analyzer

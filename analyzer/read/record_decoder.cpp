@@ -43,6 +43,12 @@ DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record
     case RecordTag::CachingAllocator:
         ok = format::decodeCachingAllocator(r, out.caching_allocator);
         break;
+    case RecordTag::AggregateSummary:
+        ok = format::decodeAggregateSummary(r, out.aggregate);
+        break;
+    case RecordTag::SiteTotals:
+        ok = format::decodeSiteTotals(r, out.site_totals);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

@@ -151,6 +151,28 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"detail", r.caching_allocator.detail},
                  {"config", r.caching_allocator.config}};
         break;
+    case format::RecordTag::AggregateSummary:
+        j = Json{{"record", "aggregate_summary"},
+                 {"events", r.aggregate.events},
+                 {"folded_allocations", r.aggregate.folded_allocations},
+                 {"folded_bytes", r.aggregate.folded_bytes},
+                 {"folded_frees", r.aggregate.folded_frees},
+                 {"kept_events", r.aggregate.kept_events},
+                 {"folded_errors", r.aggregate.folded_errors},
+                 {"folded_phases", r.aggregate.folded_phases},
+                 {"budget", r.aggregate.budget},
+                 {"over_budget", r.aggregate.over_budget},
+                 {"sequence", r.aggregate.sequence}};
+        break;
+    case format::RecordTag::SiteTotals:
+        j = Json{{"record", "site_totals"},
+                 {"stack", r.site_totals.stack},
+                 {"device", r.site_totals.device},
+                 {"kind", format::kindName(static_cast<format::Kind>(r.site_totals.kind))},
+                 {"allocations", r.site_totals.allocations},
+                 {"bytes", r.site_totals.bytes},
+                 {"largest", r.site_totals.largest}};
+        break;
     }
     if (r.from_ring) {
         j["recovered"] = true;

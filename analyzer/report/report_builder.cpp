@@ -95,6 +95,12 @@ ProcessReport processReport(const ProcessData& p) {
         m.unrecorded_frees = p.missing.unrecorded_frees;
         r.missing_events = std::move(m);
     }
+    if (p.aggregate) {
+        const format::AggregateSummary& a = *p.aggregate;
+        r.aggregate =
+            AggregateReport{a.events,        a.kept_events,   a.folded_allocations, a.folded_bytes,
+                            a.folded_errors, a.folded_phases, a.over_budget,        a.budget};
+    }
     return r;
 }
 

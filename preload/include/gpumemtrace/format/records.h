@@ -26,6 +26,8 @@ enum class RecordTag : uint8_t {
     PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
     CachingAllocator =
         9, // what became of a framework's caching allocator: see CachingAllocatorInfo
+    AggregateSummary = 10, // an aggregated trace's checkpoint: see format/aggregate.h
+    SiteTotals = 11,       // folded allocations of one site: see format/aggregate.h
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
