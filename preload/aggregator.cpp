@@ -45,6 +45,12 @@ bool Aggregator::keep(uint64_t pos, const Event& e, bool error) {
     return true;
 }
 
+long Aggregator::segmentOf(uint64_t pos) const {
+    auto it = std::upper_bound(phases_.begin(), phases_.end(), pos,
+                               [](uint64_t p, const auto& phase) { return p < phase.first; });
+    return static_cast<long>(it - phases_.begin()) - 1;
+}
+
 void Aggregator::charge(const Event& alloc, uint64_t pos, bool added) {
     int keys[3];
     const int n = scopesOf(alloc, keys, kKindBase, kTotal, kDeviceBase);
@@ -60,6 +66,18 @@ void Aggregator::charge(const Event& alloc, uint64_t pos, bool added) {
             s.live -= std::min(s.live, alloc.size);
         }
     }
+    if (kindOf(alloc) != Kind::HostPinned) {
+        // The phase tracker's live bytes: the process's device-resident total.
+        if (added) {
+            segment_.live += alloc.size;
+            if (segment_.live > segment_.peak) {
+                segment_.peak = segment_.live;
+                segment_.peak_pos = pos;
+            }
+        } else {
+            segment_.live -= std::min(segment_.live, alloc.size);
+        }
+    }
 }
 
 bool Aggregator::relevant(uint64_t alloc_pos, uint64_t free_pos, const Event& alloc) const {
@@ -72,11 +90,23 @@ bool Aggregator::relevant(uint64_t alloc_pos, uint64_t free_pos, const Event& al
             return true;
         }
     }
+    if (!phases_.empty() && kindOf(alloc) != Kind::HostPinned && segment_.peak_pos >= alloc_pos &&
+        segment_.peak_pos < free_pos) {
+        return true;
+    }
     auto pin = std::lower_bound(pins_.begin(), pins_.end(), alloc_pos);
     return pin != pins_.end() && *pin < free_pos;
 }
 
-void Aggregator::fold(const Event& alloc) {
+void Aggregator::fold(const Event& alloc, uint64_t alloc_pos, uint64_t free_pos) {
+    const long made = segmentOf(alloc_pos), freed = segmentOf(free_pos);
+    if (made >= 0) {
+        ++segments_[static_cast<size_t>(made)].allocations;
+        segments_[static_cast<size_t>(made)].bytes += alloc.size;
+    }
+    if (freed >= 0) {
+        ++segments_[static_cast<size_t>(freed)].frees;
+    }
     format::SiteTotals& t =
         sites_[{alloc.stack_id, alloc.device, static_cast<uint8_t>(kindOf(alloc))}];
     t.stack = alloc.stack_id;
@@ -96,7 +126,7 @@ void Aggregator::pruneHolders() {
         if (relevant(h.alloc.pos, h.free.pos, h.alloc.event)) {
             return false;
         }
-        fold(h.alloc.event);
+        fold(h.alloc.event, h.alloc.pos, h.free.pos);
         return true;
     });
     holders_after_prune_ = holders_.size();
@@ -136,7 +166,7 @@ void Aggregator::onEvent(uint64_t pos, const Event& e) {
                     pruneHolders();
                 }
             } else {
-                fold(alloc.event);
+                fold(alloc.event, alloc.pos, pos);
             }
             return;
         }
@@ -151,34 +181,50 @@ void Aggregator::onPhase(uint64_t pos, const uint8_t* record, uint32_t length) {
         ++summary_.folded_phases;
         return;
     }
+    if (!phases_.empty()) {
+        // The stretch that ends here had its most live bytes then: a moment to keep.
+        pins_.insert(std::upper_bound(pins_.begin(), pins_.end(), segment_.peak_pos),
+                     segment_.peak_pos);
+    }
     phases_.emplace_back(pos, std::vector<uint8_t>(record, record + length));
+    segments_.emplace_back();
+    segment_.peak = segment_.live;
+    segment_.peak_pos = pos;
     pin(pos);
 }
 
 uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out) {
     pruneHolders();
+    // Sorted by key: 2 * position, and a stretch's PhaseTotals just before the Phase
+    // record that ends it (the last one's after every event).
     struct Item {
-        uint64_t pos;
+        uint64_t key;
         const Event* event;                // or
-        const std::vector<uint8_t>* phase; // a framed Phase record
+        const std::vector<uint8_t>* phase; // a framed Phase record, or
+        const format::PhaseTotals* totals;
     };
     std::vector<Item> items;
-    items.reserve(live_.size() + 2 * holders_.size() + kept_.size() + phases_.size());
+    items.reserve(live_.size() + 2 * holders_.size() + kept_.size() + 2 * phases_.size());
+    auto event = [&](const Entry& entry) {
+        items.push_back({2 * entry.pos, &entry.event, nullptr, nullptr});
+    };
     for (const auto& [address, entry] : live_) {
-        items.push_back({entry.pos, &entry.event, nullptr});
+        event(entry);
     }
     for (const Holder& h : holders_) {
-        items.push_back({h.alloc.pos, &h.alloc.event, nullptr});
-        items.push_back({h.free.pos, &h.free.event, nullptr});
+        event(h.alloc);
+        event(h.free);
     }
     for (const Entry& entry : kept_) {
-        items.push_back({entry.pos, &entry.event, nullptr});
+        event(entry);
     }
-    for (const auto& [pos, record] : phases_) {
-        items.push_back({pos, nullptr, &record});
+    for (size_t i = 0; i < phases_.size(); ++i) {
+        items.push_back({2 * phases_[i].first, nullptr, &phases_[i].second, nullptr});
+        const uint64_t end = i + 1 < phases_.size() ? 2 * phases_[i + 1].first - 1 : UINT64_MAX;
+        items.push_back({end, nullptr, nullptr, &segments_[i]});
     }
     std::sort(items.begin(), items.end(),
-              [](const Item& a, const Item& b) { return a.pos < b.pos; });
+              [](const Item& a, const Item& b) { return a.key < b.key; });
 
     // The site totals and the summary first (a summary's varints take at most 100 bytes).
     std::vector<uint8_t> head(128 + sites_.size() * 64);
@@ -202,12 +248,19 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
     format::EventCoder coder{};
     uint64_t written = 0;
     for (const Item& item : items) {
-        const size_t need = item.event ? format::kMaxEventRecord : item.phase->size();
+        const size_t need = item.phase ? item.phase->size() : format::kMaxEventRecord;
         if (used + need > room) {
             break;
         }
         if (item.event) {
             used += format::encodeEventRecordTo(items_.data() + used, item.event, coder);
+        } else if (item.totals) {
+            uint8_t body[32];
+            format::ByteWriter b(body, sizeof body);
+            format::encodePhaseTotals(b, *item.totals);
+            format::ByteWriter w(items_.data() + used, items_.size() - used);
+            format::appendRecord(w, format::RecordTag::PhaseTotals, body, b.size());
+            used += w.size();
         } else {
             if (items_.size() < used + need) {
                 items_.resize(used + need);

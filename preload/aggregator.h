@@ -16,7 +16,9 @@
 //   - every other event (failures, frees of unknown addresses, VMM, pools, teardown,
 //     caching-allocator blocks) is kept as it is; errors past format::kMaxKeptErrors are
 //     only counted;
-//   - what is let go is counted per site (format::SiteTotals).
+//   - what is let go is counted per site (format::SiteTotals) and per stretch between
+//     phase marks (format::PhaseTotals); the moment of most live bytes in each such stretch
+//     is a pin too (the peak of the phases current there).
 // Runs on the writer thread only (under the log writer's lock), never on the application's
 // threads.
 #pragma once
@@ -75,7 +77,11 @@ class Aggregator {
     void pin(uint64_t pos) { pins_.push_back(pos); }
     void charge(const format::Event& alloc, uint64_t pos, bool added);
     bool relevant(uint64_t alloc_pos, uint64_t free_pos, const format::Event& alloc) const;
-    void fold(const format::Event& alloc);
+    // Counts an allocation made at `alloc_pos` and freed at `free_pos` in its site's and
+    // its phases' totals.
+    void fold(const format::Event& alloc, uint64_t alloc_pos, uint64_t free_pos);
+    // The segment (index into phases_) that `pos` lies in; -1 before the first phase.
+    long segmentOf(uint64_t pos) const;
     void pruneHolders();
     Scope& scope(int key) { return scopes_[key]; }
 
@@ -86,6 +92,11 @@ class Aggregator {
     size_t holders_after_prune_ = 0;
     std::vector<Entry> kept_;
     std::vector<std::pair<uint64_t, std::vector<uint8_t>>> phases_;
+    // What was folded in each segment from one kept phase record to the next (parallel
+    // to phases_), and the moment of most live bytes in the current one: per-phase counts
+    // and peaks (analyzer/analysis/phase_tracker.h) come out as in a full trace.
+    std::vector<format::PhaseTotals> segments_;
+    Scope segment_;
     std::vector<uint64_t> pins_; // ascending
     std::unordered_map<int, Scope> scopes_;
     std::map<std::tuple<uint32_t, int32_t, uint8_t>, format::SiteTotals> sites_;

@@ -44,6 +44,8 @@ std::string tagName(RecordTag tag) {
         return "aggregate_summary";
     case RecordTag::SiteTotals:
         return "site_totals";
+    case RecordTag::PhaseTotals:
+        return "phase_totals";
     }
     return "unknown";
 }

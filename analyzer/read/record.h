@@ -27,6 +27,7 @@ struct Record {
     format::CachingAllocatorInfo caching_allocator;
     format::AggregateSummary aggregate; // an aggregated trace's checkpoint
     format::SiteTotals site_totals;
+    format::PhaseTotals phase_totals;
 };
 
 } // namespace gmt::analyzer

@@ -49,6 +49,9 @@ DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record
     case RecordTag::SiteTotals:
         ok = format::decodeSiteTotals(r, out.site_totals);
         break;
+    case RecordTag::PhaseTotals:
+        ok = format::decodePhaseTotals(r, out.phase_totals);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

@@ -173,6 +173,12 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"bytes", r.site_totals.bytes},
                  {"largest", r.site_totals.largest}};
         break;
+    case format::RecordTag::PhaseTotals:
+        j = Json{{"record", "phase_totals"},
+                 {"allocations", r.phase_totals.allocations},
+                 {"bytes", r.phase_totals.bytes},
+                 {"frees", r.phase_totals.frees}};
+        break;
     }
     if (r.from_ring) {
         j["recovered"] = true;

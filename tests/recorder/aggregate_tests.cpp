@@ -1,6 +1,6 @@
 // The aggregated recording mode (GPUMEMTRACE_MODE=aggregate, format/aggregate.h): the same
 // run recorded in full and aggregated must report the same leaks, peak and its holders,
-// growth and failures; a long run stays within the budget; a killed run keeps its leaks up
+// growth, phases and failures; a long run stays within the budget; a killed run keeps its leaks up
 // to the last checkpoint and the ring; `check` reads it unchanged.
 #include "traced_run.h"
 
@@ -57,6 +57,11 @@ json figures(const json& r) {
         f["failures"].push_back({x["requested_bytes"], x["error"], x["live_bytes"],
                                  x["largest_hole_bytes"], offsets(x["stack"])});
     }
+    for (const json& p : r["phases"]) {
+        f["phases"].push_back({p["name"], p["occurrences"], p["allocations"], p["allocated_bytes"],
+                               p["frees"], p["peak_bytes"], p["leaked_bytes"],
+                               p["peak_above_start_bytes"]});
+    }
     for (const json& e : r["errors"]) {
         f["errors"].push_back(e["type"]);
     }
@@ -88,6 +93,7 @@ TEST_CASE("aggregate mode: leaks, peak, growth and failures as in a full trace",
     // The story has all of them, so the comparison compares something.
     CHECK(a["leaks"].size() == 4);
     CHECK(a["growth"].size() == 1);
+    CHECK(a["phases"].size() == 2);
     CHECK(a["failures"].size() == 3);
     CHECK(a["peak"]["bytes"].get<uint64_t>() >= (256u << 20) + (9u << 20));
     CHECK(f["processes"][0].count("aggregate") == 0);

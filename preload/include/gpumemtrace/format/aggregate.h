@@ -87,6 +87,29 @@ struct SiteTotals {
     uint64_t largest = 0;
 };
 
+// Record tag 12, PhaseTotals: the folded allocations made and the folded frees done since
+// the Phase record before it (placed just before the next Phase record, or at the end of
+// the events), which the analysis counts in the phases current there. Body: varint
+// allocations, varint bytes, varint frees.
+struct PhaseTotals {
+    uint64_t allocations = 0;
+    uint64_t bytes = 0;
+    uint64_t frees = 0;
+};
+
+inline void encodePhaseTotals(ByteWriter& w, const PhaseTotals& t) {
+    w.varint(t.allocations);
+    w.varint(t.bytes);
+    w.varint(t.frees);
+}
+
+inline bool decodePhaseTotals(ByteReader& r, PhaseTotals& t) {
+    t.allocations = r.varint();
+    t.bytes = r.varint();
+    t.frees = r.varint();
+    return r.ok();
+}
+
 // Error events (failed calls, frees of unknown addresses) kept whole; the rest are counted.
 inline constexpr uint64_t kMaxKeptErrors = 10000;
 // Phase records kept whole; the rest are counted (growth then stops at the last one kept).

@@ -28,6 +28,7 @@ enum class RecordTag : uint8_t {
         9, // what became of a framework's caching allocator: see CachingAllocatorInfo
     AggregateSummary = 10, // an aggregated trace's checkpoint: see format/aggregate.h
     SiteTotals = 11,       // folded allocations of one site: see format/aggregate.h
+    PhaseTotals = 12,      // folded allocations and frees between phases: format/aggregate.h
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
