@@ -170,6 +170,23 @@ TEST_CASE("aggregate mode: a killed run keeps its leaks (last checkpoint and rin
     CHECK(r["summary"]["leaked_bytes"].get<uint64_t>() >= (3u << 20)); // the first leak stays
 }
 
+TEST_CASE("aggregate mode: a live set larger than the budget is said, never silently cut",
+          "[recorder][aggregate]") {
+    Run run = traced({kStory, "leaks", "50000"},
+                     {{"GPUMEMTRACE_MODE", "aggregate"}, {"GPUMEMTRACE_AGGREGATE_BUDGET", "128K"}});
+    INFO(run.result.err);
+    REQUIRE(run.result.exit_code == 0);
+    REQUIRE(run.traces.size() == 1);
+    const json r = reportOf(run.traces[0]);
+    const json& agg = r["processes"][0]["aggregate"];
+    CHECK(agg["budget_bytes"] == 64 * 1024);
+    CHECK(agg["over_budget"] > 0);
+    CHECK(agg["over_budget"].get<uint64_t>() + r["summary"]["leaked_allocations"].get<uint64_t>() ==
+          50000);
+    ProcessResult text = runProcess({kCli, "report", "--no-symbols", run.traces[0]});
+    CHECK(text.out.find("OVER BUDGET") != std::string::npos);
+}
+
 TEST_CASE("record --aggregate sets the mode", "[recorder][aggregate]") {
     TempDir dir;
     ProcessResult r = runProcess({kCli, "record", "--aggregate", "--library", kPreload, "-o",

@@ -6,6 +6,7 @@
 //                              allocations and an invalid free, more churn
 //   aggregate_story loop N     N events: N/2 allocate-and-free pairs
 //   aggregate_story killed N   a leak, N/2 pairs, another leak, then SIGKILL
+//   aggregate_story leaks N    N allocations never freed
 #define GPUMEMTRACE_WEAK_API
 #include <gpumemtrace.h>
 
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
     const long n = argc > 2 ? std::atol(argv[2]) : 0;
     if (std::strcmp(what, "loop") == 0) {
         churn(n / 2);
+        return 0;
+    }
+    if (std::strcmp(what, "leaks") == 0) {
+        for (long i = 0; i < n; ++i) {
+            leak_buffer(4096);
+        }
         return 0;
     }
     if (std::strcmp(what, "killed") == 0) {
