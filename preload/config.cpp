@@ -95,6 +95,22 @@ bool apply(Config& c, const settings::Setting& s, const char* value, std::string
             note = std::string(s.name) + "=" + printable(text) + " is more than the ring may be; " +
                    "clamped to " + std::to_string(settings::kMaxBufferBytes >> 20) + "M";
         }
+    } else if (&s == &settings::kMode) {
+        if (text != "full" && text != "aggregate") {
+            return false;
+        }
+        c.aggregate = text == "aggregate";
+    } else if (&s == &settings::kAggregateBudget) {
+        std::optional<uint64_t> bytes = parseSize(text);
+        if (!bytes) {
+            return false;
+        }
+        c.aggregate_budget = std::clamp<uint64_t>(*bytes, settings::kMinAggregateBudget,
+                                                  settings::kMaxAggregateBudget);
+        if (c.aggregate_budget != *bytes) {
+            note = std::string(s.name) + "=" + printable(text) + " is out of range; clamped to " +
+                   std::to_string(c.aggregate_budget);
+        }
     } else if (&s == &settings::kFailureFile) {
         c.failure_file = text;
     } else if (&s == &settings::kOnFull) {

@@ -23,6 +23,10 @@ struct Config {
     bool caching_allocator = false;
     uint64_t buffer_bytes = 0; // at most settings::kMaxBufferBytes
     OnFull on_full = OnFull::Block;
+    // GPUMEMTRACE_MODE=aggregate: the writer folds events (aggregator.h) into checkpoints of
+    // at most aggregate_budget / 2 bytes each.
+    bool aggregate = false;
+    uint64_t aggregate_budget = 0;
     std::string log_level;
     // Where a process that cannot create its trace says why (empty: nowhere but stderr).
     std::string failure_file;

@@ -87,7 +87,35 @@ void LogWriter::flushThrough(uint64_t pos) {
     if (payload_size_ > 0 && !flushFrame(pos)) {
         return; // the ring keeps everything from the tail on
     }
+    if (aggregator_) {
+        folded_ = pos;
+        // A checkpoint every quarter ring: the ring keeps what was folded since the last
+        // one, and the writer thread is woken at half a ring of backlog.
+        if (pos - ring_.tail() < ring_.slots() / 4 || !writeCheckpoint(pos)) {
+            return;
+        }
+    }
     ring_.setTail(pos);
+}
+
+bool LogWriter::writeCheckpoint(uint64_t end_seq) {
+    ++checkpoints_;
+    format::CheckpointHeader h{};
+    checkpoint_.assign(sizeof h, 0);
+    h.magic = format::kCheckpointMagic;
+    h.sequence = checkpoints_;
+    h.end_seq = end_seq;
+    h.record_count =
+        aggregator_->encode(checkpoints_, file_.checkpointRegion() - sizeof h, checkpoint_);
+    h.payload_size = checkpoint_.size() - sizeof h;
+    h.checksum = format::checkpointChecksum(h, checkpoint_.data() + sizeof h);
+    std::memcpy(checkpoint_.data(), &h, sizeof h);
+    // Alternate regions: a kill while one is written leaves the other whole.
+    if (!file_.writeCheckpoint(checkpoints_ % 2, checkpoint_.data(), checkpoint_.size())) {
+        stopOnWriteError();
+        return false;
+    }
+    return true;
 }
 
 bool LogWriter::waitCommitted(uint64_t pos, uint64_t deadline_ns) {
@@ -105,7 +133,8 @@ void LogWriter::drainLocked(const Ends& ends) {
         return;
     }
     const uint64_t wait_until_ns = ends.wait_until_ns;
-    uint64_t pos = ring_.tail();
+    // Aggregated, the ring is freed only at checkpoints: what lies between was folded.
+    uint64_t pos = aggregator_ ? std::max(ring_.tail(), folded_) : ring_.tail();
     // A position not filled yet. Ordinary drains stop there; the end of the trace waits.
     auto awaited = [&](uint64_t p) {
         if (wait_until_ns == 0) {
@@ -125,7 +154,13 @@ void LogWriter::drainLocked(const Ends& ends) {
             continue;
         }
         format::Slot& slot = ring_.at(pos);
-        if (slot.type == format::SlotType::Event) {
+        if (slot.type == format::SlotType::Event && aggregator_) {
+            format::Event e;
+            std::memcpy(&e, slot.payload, sizeof e);
+            aggregator_->onEvent(pos, e);
+            ++events_;
+            ++pos;
+        } else if (slot.type == format::SlotType::Event) {
             // A run of committed events, encoded from the slots themselves (a committed slot
             // does not change until the tail passes it), with the frame's state in registers.
             uint8_t* const payload = frame_ + sizeof(FrameHeader);
@@ -162,6 +197,11 @@ void LogWriter::drainLocked(const Ends& ends) {
             if (!format::joinRecord(slot, blob_,
                                     [&](uint32_t part) { return &ring_.at(pos + part); })) {
                 pos += parts; // a committed part that is no continuation: not our producers'
+                continue;
+            }
+            if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::Phase)) {
+                aggregator_->onPhase(pos, blob_, length); // in order with the events
+                pos += parts;
                 continue;
             }
             if (payload_size_ + length > kFrameCapacity) {
@@ -225,6 +265,20 @@ void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_f
     uint8_t body[96];
     ByteWriter w(body, sizeof body);
     format::encodeTrailer(w, trailer);
+    if (aggregator_) {
+        // The trailer ends the last checkpoint. Not from a signal handler: encoding one
+        // allocates; the previous checkpoint and the ring still hold everything.
+        uint8_t record[128];
+        ByteWriter r(record, sizeof record);
+        format::appendRecord(r, RecordTag::Trailer, body, w.size());
+        aggregator_->setTrailer(record, r.size());
+        if (!from_signal && (payload_size_ == 0 || flushFrame(end)) && writeCheckpoint(end)) {
+            ring_.setTail(end);
+            folded_ = end;
+        }
+        finished_ = true;
+        return;
+    }
     // The drain above left the frame empty, and a trailer is a few varints: it fits.
     if ((!w.ok() || !addRecord(RecordTag::Trailer, body, w.size())) && !from_signal) {
         logger().error("the trailer of {} did not fit its frame; the trace ends without one",
@@ -240,6 +294,10 @@ void LogWriter::reopen(uint64_t next) {
         return;
     }
     finished_ = false;
+    if (aggregator_) {
+        aggregator_->clearTrailer();
+        folded_ = next;
+    }
     ring_.setTail(next);
 }
 

@@ -6,8 +6,13 @@
 // good: it marks the prologue (format::kPrologueLogFailed, durable in the shared mapping),
 // seals the ring so that every later call counts as dropped, and consumes nothing more,
 // so the ring keeps the events the log could not take for the reader to recover.
+//
+// Aggregated (GPUMEMTRACE_MODE=aggregate, format/aggregate.h): events and phases go to an
+// Aggregator instead of the log, and the ring is freed only up to a checkpoint written into
+// the file, so what was folded since the last one is still in the ring if the process dies.
 #pragma once
 
+#include "aggregator.h"
 #include "ring_buffer.h"
 #include "trace_file.h"
 
@@ -16,6 +21,7 @@
 #include <gpumemtrace/format/records.h>
 
 #include <mutex>
+#include <vector>
 
 namespace gmt::preload {
 
@@ -46,6 +52,9 @@ class LogWriter {
     void reopen(uint64_t next);
     // The log could not be written: nothing more will be.
     bool failed() const { return failed_; }
+    // Folds events into `aggregator` from now on, writing checkpoints into the file's
+    // checkpoint regions (TraceFile::create with a region size). Before the first drain.
+    void aggregate(Aggregator* aggregator) { aggregator_ = aggregator; }
 
   private:
     struct Ends {
@@ -57,6 +66,9 @@ class LogWriter {
     bool flushFrame(uint64_t end_seq);
     // Writes the pending records as a frame ending at `pos`, then frees the ring up to it.
     void flushThrough(uint64_t pos);
+    // Aggregated: the checkpoint of everything folded below `end_seq`, into the region its
+    // sequence number picks. False (and the writer stopped) when it could not be written.
+    bool writeCheckpoint(uint64_t end_seq);
     // Frames the record into the pending frame; false (and nothing added) when it does not
     // fit there.
     bool addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
@@ -74,6 +86,10 @@ class LogWriter {
     format::EventCoder prev_{};
     uint64_t events_ = 0;
     uint64_t unfinished_ = 0;
+    Aggregator* aggregator_ = nullptr;
+    uint64_t folded_ = 0;      // aggregated: positions below it are folded
+    uint64_t checkpoints_ = 0; // aggregated: checkpoints written
+    std::vector<uint8_t> checkpoint_;
     size_t payload_size_ = 0;
     uint32_t payload_records_ = 0;
     bool failed_ = false;

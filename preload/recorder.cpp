@@ -21,11 +21,13 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/byte_coding.h>
 #include <gpumemtrace/format/file_layout.h>
 #include <gpumemtrace/format/record_codec.h>
@@ -36,6 +38,7 @@ namespace gmt::preload {
 struct Session {
     TraceFile file;
     RingBuffer ring;
+    std::unique_ptr<Aggregator> aggregator; // GPUMEMTRACE_MODE=aggregate
     LogWriter writer{file, ring};
     WriterThread thread;
     pid_t pid = 0;
@@ -219,9 +222,18 @@ Session* Recorder::createSession() {
         return nullptr;
     };
     std::string why;
+    // Aggregated: two checkpoint regions, half the budget each (format/aggregate.h).
+    const uint64_t region =
+        config_.aggregate
+            ? config_.aggregate_budget / 2 / format::kCheckpointAlign * format::kCheckpointAlign
+            : 0;
     if (!createParentDirectories(path, &why) ||
-        !s->file.create(path, ringSlotsFor(config_.buffer_bytes), why)) {
+        !s->file.create(path, ringSlotsFor(config_.buffer_bytes), why, region)) {
         return untraced(why);
+    }
+    if (region) {
+        s->aggregator = std::make_unique<Aggregator>(region);
+        s->writer.aggregate(s->aggregator.get());
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
                    config_.on_full == OnFull::Drop, {&wakeWriter, &drainHere, s});

@@ -3,6 +3,8 @@
 #include "logging.h"
 #include "printable.h"
 
+#include <gpumemtrace/format/aggregate.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -35,13 +37,32 @@ bool withinSizeLimit(uint64_t size) {
            size <= lim.rlim_cur;
 }
 
+// pwrite of all `size` bytes at `end`, which it advances past what was written.
+bool writeAll(int fd, const void* data, size_t size, uint64_t& end) {
+    auto* p = static_cast<const uint8_t*>(data);
+    while (size > 0) {
+        ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(end));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        size -= static_cast<size_t>(n);
+        end += static_cast<uint64_t>(n);
+    }
+    return true;
+}
+
 } // namespace
 
 TraceFile::~TraceFile() {
     close();
 }
 
-bool TraceFile::create(const std::string& path, uint32_t ring_slots, std::string& why) {
+bool TraceFile::create(const std::string& path, uint32_t ring_slots, std::string& why,
+                       uint64_t checkpoint_region) {
     int fd = -1;
     std::string chosen;
     for (int n = 0; n < 1000 && fd < 0; ++n) {
@@ -82,7 +103,10 @@ bool TraceFile::create(const std::string& path, uint32_t ring_slots, std::string
     map_ = static_cast<uint8_t*>(map);
     map_size_ = map_size;
     ring_slots_ = ring_slots;
-    log_end_ = map_size;
+    // The checkpoint regions are not allocated ahead: a checkpoint is written with pwrite,
+    // which fails cleanly, and most of a region stays a hole.
+    checkpoint_region_ = checkpoint_region;
+    log_end_ = map_size + 2 * checkpoint_region;
     path_ = chosen;
 
     format::Prologue& p = prologue();
@@ -92,9 +116,9 @@ bool TraceFile::create(const std::string& path, uint32_t ring_slots, std::string
     p.ring_offset = format::kPrologueSize;
     p.ring_slots = ring_slots;
     p.slot_size = format::kSlotSize;
-    p.log_offset = map_size;
+    p.log_offset = log_end_;
     p.dropped_events = 0;
-    p.flags = 0;
+    p.flags = checkpoint_region ? format::kPrologueAggregated : 0;
     p.checksum = format::prologueChecksum(p);
     return true;
 }
@@ -103,28 +127,29 @@ bool TraceFile::append(const void* data, size_t size) {
     if (fd_ < 0 || !withinSizeLimit(log_end_ + size)) {
         return false;
     }
-    auto* p = static_cast<const uint8_t*>(data);
     uint64_t end = log_end_;
-    while (size > 0) {
-        ssize_t n = ::pwrite(fd_, p, size, static_cast<off_t>(end));
-        if (n < 0 && errno == EINTR) {
-            continue;
+    if (!writeAll(fd_, data, size, end)) {
+        // A frame written in part would read as a torn frame: take it back.
+        if (end != log_end_) {
+            int keep = errno;
+            (void)!::ftruncate(fd_, static_cast<off_t>(log_end_));
+            errno = keep;
         }
-        if (n <= 0) {
-            // A frame written in part would read as a torn frame: take it back.
-            if (end != log_end_) {
-                int keep = errno;
-                (void)!::ftruncate(fd_, static_cast<off_t>(log_end_));
-                errno = keep;
-            }
-            return false;
-        }
-        p += n;
-        size -= static_cast<size_t>(n);
-        end += static_cast<uint64_t>(n);
+        return false;
     }
     log_end_ = end;
     return true;
+}
+
+bool TraceFile::writeCheckpoint(int index, const void* data, size_t size) {
+    const uint64_t at = format::kPrologueSize + uint64_t{ring_slots_} * format::kSlotSize +
+                        uint64_t(index) * checkpoint_region_;
+    if (fd_ < 0 || size > checkpoint_region_ || !withinSizeLimit(at + size)) {
+        return false;
+    }
+    uint64_t end = at;
+    // Written in part, its checksum fails: the other region holds the previous one.
+    return writeAll(fd_, data, size, end);
 }
 
 void TraceFile::markLogFailed() {

@@ -25,9 +25,12 @@ class TraceFile {
     ~TraceFile();
 
     // Creates the file for `path` (or `path` with ".N" inserted before its extension when
-    // that exists) with a ring of `ring_slots` slots. Returns false when no file could be
-    // created, with the reason in `why`: the program then runs untraced.
-    bool create(const std::string& path, uint32_t ring_slots, std::string& why);
+    // that exists) with a ring of `ring_slots` slots, and, with a `checkpoint_region` size
+    // (a multiple of format::kCheckpointAlign), an aggregated trace's two checkpoint
+    // regions after it (format/aggregate.h). Returns false when no file could be created,
+    // with the reason in `why`: the program then runs untraced.
+    bool create(const std::string& path, uint32_t ring_slots, std::string& why,
+                uint64_t checkpoint_region = 0);
 
     const std::string& path() const { return path_; }
     format::Prologue& prologue() { return *reinterpret_cast<format::Prologue*>(map_); }
@@ -36,6 +39,11 @@ class TraceFile {
 
     // Appends bytes to the log, all or nothing. Async-signal-safe.
     bool append(const void* data, size_t size);
+    // Writes a checkpoint (header and payload, at most checkpointRegion() bytes) at the
+    // start of region `index` (0 or 1), all or nothing as far as a reader can tell (its
+    // checksum). Async-signal-safe.
+    bool writeCheckpoint(int index, const void* data, size_t size);
+    uint64_t checkpointRegion() const { return checkpoint_region_; }
     // Sets kPrologueLogFailed in the mapped prologue.
     void markLogFailed();
 
@@ -49,6 +57,7 @@ class TraceFile {
     size_t map_size_ = 0;
     uint32_t ring_slots_ = 0;
     uint64_t log_end_ = 0;
+    uint64_t checkpoint_region_ = 0;
     std::string path_;
 };
 

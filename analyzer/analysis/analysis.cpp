@@ -137,6 +137,17 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
             p.recording.push_back(r.recording);
         }
         break;
+    case format::RecordTag::AggregateSummary:
+        p.aggregate = r.aggregate;
+        break;
+    case format::RecordTag::SiteTotals:
+        p.lifetimes->addFolded(r.site_totals);
+        break;
+    case format::RecordTag::PhaseTotals:
+        p.phase_tracker->onEvent(p.last_time_ns, accounting_.processLive(process),
+                                 r.phase_totals.allocations, r.phase_totals.bytes,
+                                 r.phase_totals.frees);
+        break;
     case format::RecordTag::Phase:
         p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
         if (p.phases.size() < options_.max_listed) {

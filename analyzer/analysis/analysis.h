@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/file_layout.h>
 
 namespace gmt::analyzer {
@@ -135,6 +136,8 @@ struct ProcessData {
     // said of the allocator; null / unset when the trace has neither.
     std::unique_ptr<BlockTracker> blocks;
     std::optional<format::CachingAllocatorInfo> caching_allocator;
+    // An aggregated trace's checkpoint (format/aggregate.h): what the trace folded.
+    std::optional<format::AggregateSummary> aggregate;
 
     uint64_t granularity(int device) const;
     uint64_t deviceTotal(int device) const;

@@ -374,6 +374,18 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
     return &insertPointer(it, a)->second.site;
 }
 
+void Lifetimes::addFolded(const format::SiteTotals& folded) {
+    const auto kind = static_cast<Kind>(folded.kind);
+    counters_.allocations += folded.allocations;
+    counters_.frees += folded.allocations;
+    const size_t k = static_cast<size_t>(kind) % kKindCount;
+    counters_.allocations_by_kind[k] += folded.allocations;
+    counters_.largest_by_kind[k] = std::max(counters_.largest_by_kind[k], folded.largest);
+    accounting_.addFolded(
+        Charge{process_, folded.stack, folded.device, kind, kind != Kind::HostPinned, folded.bytes},
+        folded.allocations);
+}
+
 void Lifetimes::addAllocation(const Event& e) {
     if (e.address == 0) {
         return; // a zero-byte request answered with NULL: nothing is held

@@ -15,6 +15,7 @@
 #include "base/flat_map.h"
 #include "model/error_type.h"
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/event.h>
 
 #include <cstdint>
@@ -156,6 +157,9 @@ class Lifetimes {
     // event implies without naming it (implicitEnd(): a lost free's allocation replaced)
     // before it is made.
     bool onEvent(const format::Event& e);
+    // Allocations an aggregated trace folded (allocated and freed, alive at no moment the
+    // report describes): counted, at their site, as allocated and freed.
+    void addFolded(const format::SiteTotals& folded);
     // Tells `observer` (may be null) of every counted lifetime from now on.
     void setObserver(LifetimeObserver* observer) { observer_ = observer; }
     // Allocations made from now on belong to this phase (PhaseTracker's index).

@@ -66,6 +66,12 @@ uint64_t LiveAccounting::deviceLive(int device) const {
     return it == device_live_.end() ? 0 : it->second;
 }
 
+void LiveAccounting::addFolded(const Charge& c, uint64_t allocations) {
+    SiteLive& allocated = sites_[siteIndex(c)].allocated;
+    addSaturating(allocated.bytes, c.bytes);
+    allocated.allocations += allocations;
+}
+
 uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
     size_t k = index(c.kind);
     if (c.resident || c.kind == format::Kind::HostPinned) {

@@ -78,6 +78,9 @@ class LiveAccounting {
     // add returns the index of the allocation's site counter (kNoSite when it is not
     // resident), to pass back in Charge::site when it is removed.
     uint32_t add(const Charge& c, uint64_t time_ns);
+    // `allocations` made and freed at c's site, c.bytes in all, that were never replayed
+    // (an aggregated trace folded them): they count in what the site allocated only.
+    void addFolded(const Charge& c, uint64_t allocations);
     void remove(const Charge& c, uint64_t time_ns);
     // Many removals at one moment (a teardown, a process's end): between these, removals
     // leave no timeline points; the end records each device's final level once, so the

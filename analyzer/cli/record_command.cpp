@@ -43,6 +43,7 @@ struct RecordArgs {
     std::string library;
     bool quiet = false;
     bool no_python = false;
+    bool aggregate = false;
     bool check = false;
     bool html = false;
     CheckOptions check_options;
@@ -283,6 +284,9 @@ int runRecord(const RecordArgs& args) {
     if (args.no_python) {
         ::setenv(settings::kPython.name, "0", 1);
     }
+    if (args.aggregate) {
+        ::setenv(settings::kMode.name, "aggregate", 1);
+    }
     const UntracedProcesses untraced_file;
     if (!untraced_file.path().empty()) {
         ::setenv(settings::kFailureFile.name, untraced_file.path().c_str(), 1);
@@ -381,6 +385,9 @@ void addRecordCommand(CLI::App& app, int& exit_code) {
                     "running records from the first CUDA call; paused records nothing until "
                     "`gpumemtrace control PID resume` (GPUMEMTRACE_START; docs/live.md)")
         ->check(CLI::IsMember({"running", "paused"}));
+    cmd->add_flag("--aggregate", args->aggregate,
+                  "Keep leaks, peak, growth and failures exact in a trace of bounded size, "
+                  "without the event-level timeline (GPUMEMTRACE_MODE=aggregate)");
     cmd->add_option("--on-full", args->on_full,
                     "When the buffer is full: block (lose nothing) or drop (count losses) "
                     "(GPUMEMTRACE_ON_FULL)")

@@ -92,6 +92,23 @@ struct PausedReport {
 GMT_DESCRIBE(PausedReport, GMT_MEMBER(started_paused), GMT_MEMBER(paused_at_end),
              GMT_MEMBER(paused_ns), GMT_MEMBER(frees), GMT_MEMBER(changes))
 
+// An aggregated trace (GPUMEMTRACE_MODE=aggregate, docs/configuration.md): what the recorder
+// folded instead of keeping. Leaks, the peak and its holders, growth and failures are exact
+// while over_budget, folded_errors and folded_phases are 0.
+struct AggregateReport {
+    uint64_t events = 0;             // recorded, kept or folded
+    uint64_t kept_events = 0;        // in the trace, replayed by the analysis
+    uint64_t folded_allocations = 0; // allocated and freed at no moment the report shows
+    uint64_t folded_bytes = 0;
+    uint64_t folded_errors = 0; // error events past the recorder's bound: counted only
+    uint64_t folded_phases = 0; // phase marks past the recorder's bound: counted only
+    uint64_t over_budget = 0;   // events the last checkpoint had no room for
+    uint64_t budget_bytes = 0;  // of one checkpoint
+};
+GMT_DESCRIBE(AggregateReport, GMT_MEMBER(events), GMT_MEMBER(kept_events),
+             GMT_MEMBER(folded_allocations), GMT_MEMBER(folded_bytes), GMT_MEMBER(folded_errors),
+             GMT_MEMBER(folded_phases), GMT_MEMBER(over_budget), GMT_MEMBER(budget_bytes))
+
 struct ProcessReport {
     uint64_t pid = 0;
     std::string command;
@@ -139,6 +156,8 @@ struct ProcessReport {
     // A snapshot's (Report::snapshot): whether the process was still running when it was
     // taken. Unset in a report of finished traces.
     std::optional<bool> running;
+    // Set for an aggregated trace.
+    std::optional<AggregateReport> aggregate;
 };
 GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(command_truncated, kOmitted), GMT_MEMBER(trace_file), GMT_MEMBER(complete),
@@ -156,7 +175,8 @@ GMT_DESCRIBE(ProcessReport, GMT_MEMBER(pid), GMT_MEMBER(command),
              GMT_MEMBER(peak_bytes, kOptional),
              GMT_MEMBER(device_peaks, kOptional, FieldCodec::DevicePeak),
              GMT_MEMBER(python, kOmitted), GMT_MEMBER(missing_events, kOmitted),
-             GMT_MEMBER(paused, kOmitted), GMT_MEMBER(running, kOmitted))
+             GMT_MEMBER(paused, kOmitted), GMT_MEMBER(running, kOmitted),
+             GMT_MEMBER(aggregate, kOmitted))
 
 struct Summary {
     uint64_t allocations = 0;

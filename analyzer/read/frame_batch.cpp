@@ -42,6 +42,12 @@ std::string tagName(RecordTag tag) {
         return "caching_allocator";
     case RecordTag::Recording:
         return "recording";
+    case RecordTag::AggregateSummary:
+        return "aggregate_summary";
+    case RecordTag::SiteTotals:
+        return "site_totals";
+    case RecordTag::PhaseTotals:
+        return "phase_totals";
     }
     return "unknown";
 }

@@ -3,6 +3,7 @@
 // destroys the large stack member.
 #pragma once
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/event.h>
 #include <gpumemtrace/format/records.h>
 
@@ -25,6 +26,9 @@ struct Record {
     format::PythonCodeInfo python_code;
     format::CachingAllocatorInfo caching_allocator;
     format::RecordingInfo recording;
+    format::AggregateSummary aggregate; // an aggregated trace's checkpoint
+    format::SiteTotals site_totals;
+    format::PhaseTotals phase_totals;
 };
 
 } // namespace gmt::analyzer

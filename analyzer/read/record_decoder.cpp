@@ -46,6 +46,15 @@ DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record
     case RecordTag::Recording:
         ok = format::decodeRecording(r, out.recording);
         break;
+    case RecordTag::AggregateSummary:
+        ok = format::decodeAggregateSummary(r, out.aggregate);
+        break;
+    case RecordTag::SiteTotals:
+        ok = format::decodeSiteTotals(r, out.site_totals);
+        break;
+    case RecordTag::PhaseTotals:
+        ok = format::decodePhaseTotals(r, out.phase_totals);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

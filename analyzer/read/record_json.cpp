@@ -157,6 +157,34 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"change", format::recordingChangeName(r.recording.change)},
                  {"cause", format::recordingCauseName(r.recording.cause)}};
         break;
+    case format::RecordTag::AggregateSummary:
+        j = Json{{"record", "aggregate_summary"},
+                 {"events", r.aggregate.events},
+                 {"folded_allocations", r.aggregate.folded_allocations},
+                 {"folded_bytes", r.aggregate.folded_bytes},
+                 {"folded_frees", r.aggregate.folded_frees},
+                 {"kept_events", r.aggregate.kept_events},
+                 {"folded_errors", r.aggregate.folded_errors},
+                 {"folded_phases", r.aggregate.folded_phases},
+                 {"budget", r.aggregate.budget},
+                 {"over_budget", r.aggregate.over_budget},
+                 {"sequence", r.aggregate.sequence}};
+        break;
+    case format::RecordTag::SiteTotals:
+        j = Json{{"record", "site_totals"},
+                 {"stack", r.site_totals.stack},
+                 {"device", r.site_totals.device},
+                 {"kind", format::kindName(static_cast<format::Kind>(r.site_totals.kind))},
+                 {"allocations", r.site_totals.allocations},
+                 {"bytes", r.site_totals.bytes},
+                 {"largest", r.site_totals.largest}};
+        break;
+    case format::RecordTag::PhaseTotals:
+        j = Json{{"record", "phase_totals"},
+                 {"allocations", r.phase_totals.allocations},
+                 {"bytes", r.phase_totals.bytes},
+                 {"frees", r.phase_totals.frees}};
+        break;
     }
     if (r.from_ring) {
         j["recovered"] = true;

@@ -60,8 +60,16 @@ TraceReader::TraceReader(std::string path, size_t read_ahead, DecodePool& pool)
                          "invalid ring geometry (" + std::to_string(slots) + " slots of " +
                              std::to_string(prologue_.slot_size) + " bytes)");
     }
+    // An aggregated trace has its checkpoint regions between the ring and the log.
+    const uint64_t checkpoints =
+        (prologue_.flags & format::kPrologueAggregated) ? 2 * checkpointRegionSize(prologue_) : 0;
+    if ((prologue_.flags & format::kPrologueAggregated) && checkpoints == 0) {
+        throw TraceError(name, offsetof(Prologue, log_offset),
+                         "invalid checkpoint regions of an aggregated trace");
+    }
     if (prologue_.ring_offset < format::kPrologueSize ||
-        prologue_.log_offset != prologue_.ring_offset + uint64_t{slots} * format::kSlotSize) {
+        prologue_.log_offset !=
+            prologue_.ring_offset + uint64_t{slots} * format::kSlotSize + checkpoints) {
         throw TraceError(name, offsetof(Prologue, ring_offset), "invalid ring or log offset");
     }
     if (prologue_.log_offset > file_.size()) {
@@ -183,8 +191,26 @@ bool TraceReader::nextSlow(Record& out) {
             noteRecord(out);
             return true;
         }
-        // Everything the valid frames cover is out; the ring has the rest.
         log_.reset();
+        if (prologue_.flags & format::kPrologueAggregated) {
+            // The log held the definitions; the events are in the newest checkpoint, and
+            // in the ring from where it ends.
+            checkpoint_ = std::make_unique<CheckpointReader>(file_, prologue_);
+            end_seq_ = checkpoint_->endSeq();
+            phase_ = Phase::Checkpoint;
+        } else {
+            // Everything the valid frames cover is out; the ring has the rest.
+            ring_ = std::make_unique<RingRecovery>(file_, prologue_, end_seq_);
+            phase_ = Phase::Ring;
+        }
+    }
+    if (phase_ == Phase::Checkpoint) {
+        if (checkpoint_->next(out)) {
+            noteRecord(out);
+            return true;
+        }
+        status_.skipped_records += checkpoint_->skipped();
+        checkpoint_.reset();
         ring_ = std::make_unique<RingRecovery>(file_, prologue_, end_seq_);
         phase_ = Phase::Ring;
     }

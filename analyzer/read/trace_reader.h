@@ -5,6 +5,7 @@
 // budget) plus the ring index; nothing is sized from a file field without a bound.
 #pragma once
 
+#include "read/checkpoint_reader.h"
 #include "read/decode_pool.h"
 #include "read/record.h"
 #include "read/ring_recovery.h"
@@ -104,7 +105,7 @@ class TraceReader {
     format::Prologue prologue_{};
     ReadStatus status_;
 
-    enum class Phase { Log, Ring, Done } phase_ = Phase::Log;
+    enum class Phase { Log, Checkpoint, Ring, Done } phase_ = Phase::Log;
     size_t read_ahead_;
     std::unique_ptr<DecodePool::Stream> log_;
     FrameBatch* batch_ = nullptr; // the batch being handed out
@@ -115,6 +116,7 @@ class TraceReader {
     bool large_more_ = false;
     uint64_t end_seq_ = 0; // of the last valid frame
     format::EventCoder prev_{};
+    std::unique_ptr<CheckpointReader> checkpoint_; // an aggregated trace's
     std::unique_ptr<RingRecovery> ring_;
     bool last_was_trailer_ = false;
     format::TrailerInfo trailer_{};

@@ -127,6 +127,12 @@ ProcessReport processReport(const ProcessData& p) {
         r.missing_events = std::move(m);
     }
     r.paused = pausedReport(p, end);
+    if (p.aggregate) {
+        const format::AggregateSummary& a = *p.aggregate;
+        r.aggregate =
+            AggregateReport{a.events,        a.kept_events,   a.folded_allocations, a.folded_bytes,
+                            a.folded_errors, a.folded_phases, a.over_budget,        a.budget};
+    }
     return r;
 }
 

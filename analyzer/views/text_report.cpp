@@ -136,6 +136,32 @@ class TextReport {
             if (p.paused) {
                 out_.line("  " + pausedText(*p.paused), Tone::Warn);
             }
+            if (p.aggregate) {
+                aggregated(*p.aggregate);
+            }
+        }
+    }
+
+    // What an aggregated trace kept and what it gave up (docs/configuration.md).
+    void aggregated(const AggregateReport& a) {
+        out_.line("  AGGREGATED trace: " + std::to_string(a.events) + " events recorded, " +
+                  std::to_string(a.kept_events) + " kept; " + std::to_string(a.folded_allocations) +
+                  " allocations (" + humanBytes(a.folded_bytes) +
+                  ") folded into per-site totals. No event-level timeline or per-event "
+                  "exports; leaks, peak, growth and failures are exact");
+        if (a.over_budget > 0) {
+            out_.line({{"  OVER BUDGET: ", Tone::Bad},
+                       {std::to_string(a.over_budget) + " events did not fit a checkpoint of " +
+                            humanBytes(a.budget_bytes) +
+                            ": leaks and peak may be incomplete (raise "
+                            "GPUMEMTRACE_AGGREGATE_BUDGET)",
+                        Tone::Plain}});
+        }
+        if (a.folded_errors > 0 || a.folded_phases > 0) {
+            out_.line("  " + std::to_string(a.folded_errors) + " error events and " +
+                          std::to_string(a.folded_phases) +
+                          " phase marks past the recorder's bound were only counted",
+                      Tone::Warn);
         }
     }
 

@@ -50,6 +50,11 @@ struct Setting {
       "clamped to it)")                                                                            \
     X(kOnFull, "GPUMEMTRACE_ON_FULL", Choice, "block",                                             \
       "a thread that finds the ring full: block (drain it or wait) or drop (count the loss)")      \
+    X(kMode, "GPUMEMTRACE_MODE", Choice, "full",                                                   \
+      "full (every event in the trace) or aggregate (leaks, peak, growth and failures exact in "   \
+      "a trace of bounded size; docs/configuration.md says what it gives up)")                     \
+    X(kAggregateBudget, "GPUMEMTRACE_AGGREGATE_BUDGET", Size, "64M",                               \
+      "aggregate mode: bytes of the two checkpoint regions together, 128K to 4G (clamped)")        \
     X(kFailureFile, "GPUMEMTRACE_FAILURE_FILE", Text, "",                                          \
       "a file to which a process that cannot create its trace appends one line saying why "        \
       "(gpumemtrace record reads it)")
@@ -58,6 +63,9 @@ struct Setting {
 // ring is allocated in the trace file of every traced process, in full, when it is created.
 // (kBufferSize's meaning and docs/configuration.md say 256M.)
 inline constexpr unsigned long long kMaxBufferBytes = 256ull << 20;
+// The range of GPUMEMTRACE_AGGREGATE_BUDGET (kAggregateBudget's meaning says it too).
+inline constexpr unsigned long long kMinAggregateBudget = 128ull << 10;
+inline constexpr unsigned long long kMaxAggregateBudget = 4ull << 30;
 
 #define GMT_SETTING_CONSTANT(id, name, type, default_value, meaning)                               \
     inline constexpr Setting id{name, Type::type, default_value, meaning};

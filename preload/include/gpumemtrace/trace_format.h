@@ -17,6 +17,7 @@
 //   ring_slot.h      a ring slot, and how a record is split across slots and joined back
 #pragma once
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/byte_coding.h>
 #include <gpumemtrace/format/checksum.h>
 #include <gpumemtrace/format/event.h>

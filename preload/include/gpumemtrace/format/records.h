@@ -25,8 +25,11 @@ enum class RecordTag : uint8_t {
     Phase = 7,      // phase marker (gpumemtrace.h, NVTX ranges): time, name, kind, thread
     PythonCode = 8, // a CPython code object Python frames refer to: see PythonCodeInfo
     CachingAllocator =
-        9,          // what became of a framework's caching allocator: see CachingAllocatorInfo
-    Recording = 11, // recording paused or resumed (GPUMEMTRACE_START, `control`): RecordingInfo
+        9, // what became of a framework's caching allocator: see CachingAllocatorInfo
+    AggregateSummary = 10, // an aggregated trace's checkpoint: see format/aggregate.h
+    SiteTotals = 11,       // folded allocations of one site: see format/aggregate.h
+    PhaseTotals = 12,      // folded allocations and frees between phases: format/aggregate.h
+    Recording = 13, // recording paused or resumed (GPUMEMTRACE_START, `control`): RecordingInfo
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.

@@ -1,0 +1,108 @@
+// The writer thread's fold of events for an aggregated trace (GPUMEMTRACE_MODE=aggregate,
+// format/aggregate.h): instead of logging every event it keeps only those the analysis
+// needs to give the same leaks, peak and growth as a full trace of the run, and counts the
+// rest per site.
+//
+// Why a subset is enough: the analysis replays events in order. An allocation that was
+// freed and was alive at none of the moments the report describes (a peak, a phase mark, a
+// failure) changes nothing the report shows of those moments, nor of the end (it is not a
+// leak); live bytes of a subset never exceed the real ones, so when every allocation alive
+// at the peak moment is kept, the subset replays to the same peak at the same moment. So:
+//   - an allocation still live is kept (a leak, if it stays so);
+//   - a freed one is kept, with its free, when it was alive at the current peak of one of
+//     its scopes (the process's device-resident total, its device, its kind) or at a pin
+//     (a phase mark: growth compares live bytes per site at iteration boundaries, which are
+//     phase marks; a failure: its live bytes); a later higher peak lets it go;
+//   - every other event (failures, frees of unknown addresses, VMM, pools, teardown,
+//     caching-allocator blocks) is kept as it is; errors past format::kMaxKeptErrors are
+//     only counted;
+//   - what is let go is counted per site (format::SiteTotals) and per stretch between
+//     phase marks (format::PhaseTotals); the moment of most live bytes in each such stretch
+//     is a pin too (the peak of the phases current there).
+// Runs on the writer thread only (under the log writer's lock), never on the application's
+// threads.
+#pragma once
+
+#include <gpumemtrace/format/aggregate.h>
+#include <gpumemtrace/format/event.h>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace gmt::preload {
+
+class Aggregator {
+  public:
+    // `region_bytes`: one checkpoint region, header included.
+    explicit Aggregator(uint64_t region_bytes) : region_bytes_(region_bytes) {}
+
+    // The event at ring position `pos` (positions only increase).
+    void onEvent(uint64_t pos, const format::Event& e);
+    // A Phase record (framed: tag, length, body) at ring position `pos`.
+    void onPhase(uint64_t pos, const uint8_t* record, uint32_t length);
+    // The trailer (framed record) that ends the next checkpoint; empty: none.
+    void setTrailer(const uint8_t* record, size_t length) {
+        trailer_.assign(record, record + length);
+    }
+    void clearTrailer() { trailer_.clear(); }
+
+    // Appends the payload of checkpoint `sequence` to `out`, at most `capacity` bytes;
+    // returns its record count. What does not fit is counted in the summary (over_budget).
+    uint32_t encode(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out);
+
+    uint64_t events() const { return summary_.events; }
+
+  private:
+    struct Entry {
+        uint64_t pos = 0;
+        format::Event event;
+    };
+    struct Holder {
+        Entry alloc;
+        Entry free;
+    };
+    struct Scope {
+        uint64_t live = 0;
+        uint64_t peak = 0;
+        uint64_t peak_pos = 0;
+    };
+    // Scope keys: the resident total, a device, a kind.
+    static constexpr int kTotal = 0, kKindBase = 1, kDeviceBase = 64;
+
+    // Keeps `e` whole; false when it is an error past the bound (then only counted).
+    bool keep(uint64_t pos, const format::Event& e, bool error);
+    void pin(uint64_t pos) { pins_.push_back(pos); }
+    void charge(const format::Event& alloc, uint64_t pos, bool added);
+    bool relevant(uint64_t alloc_pos, uint64_t free_pos, const format::Event& alloc) const;
+    // Counts an allocation made at `alloc_pos` and freed at `free_pos` in its site's and
+    // its phases' totals.
+    void fold(const format::Event& alloc, uint64_t alloc_pos, uint64_t free_pos);
+    // The segment (index into phases_) that `pos` lies in; -1 before the first phase.
+    long segmentOf(uint64_t pos) const;
+    void pruneHolders();
+    Scope& scope(int key) { return scopes_[key]; }
+
+    uint64_t region_bytes_;
+    format::AggregateSummary summary_;
+    std::unordered_map<uint64_t, Entry> live_; // by address
+    std::vector<Holder> holders_;
+    size_t holders_after_prune_ = 0;
+    std::vector<Entry> kept_;
+    std::vector<std::pair<uint64_t, std::vector<uint8_t>>> phases_;
+    // What was folded in each segment from one kept phase record to the next (parallel
+    // to phases_), and the moment of most live bytes in the current one: per-phase counts
+    // and peaks (analyzer/analysis/phase_tracker.h) come out as in a full trace.
+    std::vector<format::PhaseTotals> segments_;
+    Scope segment_;
+    std::vector<uint64_t> pins_; // ascending
+    std::unordered_map<int, Scope> scopes_;
+    std::map<std::tuple<uint32_t, int32_t, uint8_t>, format::SiteTotals> sites_;
+    uint64_t kept_errors_ = 0;
+    std::vector<uint8_t> trailer_;
+    std::vector<uint8_t> items_; // encode's scratch
+};
+
+} // namespace gmt::preload
