@@ -7,8 +7,11 @@ leak, a cache dict keyed by request that keeps every tenth answer on the GPU.
 PACE_SECONDS (default 0) is slept between requests so that a watcher can see the process
 while it runs; the allocations do not depend on it, so two runs with the same REQUESTS make
 the same requests in the same order (what lets a full and an aggregated trace be compared).
+Under the recorder each request is a phase ("request", gpumemtrace_mark_phase in
+gpumemtrace.h), so growth is measured per request.
 The last stdout line is JSON: PyTorch's figures and the bytes the cache kept.
 """
+import ctypes
 import json
 import sys
 import time
@@ -25,8 +28,15 @@ def main():
     dev = torch.device("cuda:0")
     model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(),
                                 torch.nn.Linear(1024, 256)).to(dev).eval()
+    try:  # the recorder's own functions, when it is preloaded
+        mark = ctypes.CDLL(None).gpumemtrace_mark_phase
+        mark.argtypes = [ctypes.c_char_p]
+    except AttributeError:
+        mark = None
     with torch.no_grad():
         for request in range(requests):
+            if mark:
+                mark(b"request")
             x = torch.randn(8 + request % 24, 256, device=dev)
             answer = model(x)
             if request % 10 == 0:
