@@ -48,6 +48,17 @@ std::vector<const PhaseReport*> phaseRows(const Report& report, const std::strin
     return rows;
 }
 
+// The limited phase's row that rose most above its start; null when it was never marked.
+const PhaseReport* mostIncreased(const Report& report, const std::string& name) {
+    const PhaseReport* top = nullptr;
+    for (const PhaseReport* p : phaseRows(report, name)) {
+        if (!top || p->peak_above_start_bytes > top->peak_above_start_bytes) {
+            top = p;
+        }
+    }
+    return top;
+}
+
 CheckOutcome checkPhase(const Report& report, const std::string& name) {
     CheckOutcome out;
     out.name = "phase";
@@ -208,10 +219,8 @@ CheckOutcome checkPeak(const Report& report, const GateLimits& limits) {
 CheckOutcome checkPeakIncrease(const Report& report, const std::string& phase, uint64_t limit) {
     CheckOutcome out;
     out.name = "peak_increase";
-    uint64_t increase = 0;
-    for (const PhaseReport* p : phaseRows(report, phase)) {
-        increase = std::max(increase, p->peak_above_start_bytes);
-    }
+    const PhaseReport* top = mostIncreased(report, phase);
+    const uint64_t increase = top ? top->peak_above_start_bytes : 0;
     out.failed = increase > limit;
     out.value = increase;
     out.limit = limit;
@@ -461,12 +470,7 @@ ProcessVerdict evaluateProcess(const Report& report, const GateLimits& limits,
 }
 
 std::optional<uint64_t> peakIncreaseTime(const Report& report, const std::string& phase) {
-    const PhaseReport* top = nullptr;
-    for (const PhaseReport* p : phaseRows(report, phase)) {
-        if (!top || p->peak_above_start_bytes > top->peak_above_start_bytes) {
-            top = p;
-        }
-    }
+    const PhaseReport* top = mostIncreased(report, phase);
     if (!top || top->peak_above_start_bytes == 0 || top->peak_above_start_time_ns == 0) {
         return std::nullopt;
     }

@@ -221,8 +221,10 @@ class TextReport {
         out_.line(std::move(leaked));
         suppressed();
         if (s.held_at_exit_bytes > 0) {
-            out_.line("  held by caching allocators at exit (not leaks): " +
-                      humanBytes(s.held_at_exit_bytes) + " in " +
+            // A snapshot's caches hold it now; the process has not exited.
+            out_.line(std::string("  held by caching allocators ") +
+                      (r_.snapshot ? "now" : "at exit") +
+                      " (not leaks): " + humanBytes(s.held_at_exit_bytes) + " in " +
                       plural(s.held_at_exit_allocations, "allocation"));
         }
         out_.line({{"  peak ", Tone::Plain},
