@@ -60,6 +60,7 @@ void JsonTextSink::end() {
         out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
     }
     out_ += level.close;
+    maybeDrain();
 }
 
 void JsonTextSink::value(const Json& v) {
@@ -69,6 +70,14 @@ void JsonTextSink::value(const Json& v) {
     }
     beforeValue();
     out_ += jsonText(v);
+    maybeDrain();
+}
+
+void JsonTextSink::flush() {
+    if (drain_) {
+        drain_(out_);
+        out_.clear();
+    }
 }
 
 } // namespace gmt::analyzer

@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,15 +36,28 @@ class JsonTreeSink {
 class JsonTextSink {
   public:
     // indent < 0: compact; else pretty with that many spaces per level, as Json::dump.
-    JsonTextSink(std::string& out, int indent) : out_(out), indent_(indent) {}
+    // With `drain`, the text goes on to it whenever a megabyte of it has gathered in `out`
+    // (and what is left by flush()): a report of a million sites is written without ever
+    // being whole in memory.
+    using Drain = std::function<void(std::string_view)>;
+    JsonTextSink(std::string& out, int indent, Drain drain = {})
+        : out_(out), indent_(indent), drain_(std::move(drain)) {}
 
     void beginObject() { open('{'); }
     void beginArray() { open('['); }
     void end();
     void key(std::string_view name);
     void value(const Json& v);
+    // What `out` holds to the drain (nothing without one).
+    void flush();
 
   private:
+    void maybeDrain() {
+        if (drain_ && out_.size() >= kDrainAt) [[unlikely]] {
+            flush();
+        }
+    }
+    static constexpr size_t kDrainAt = 1 << 20;
     void beforeValue();
     void newMember();
     void open(char bracket);
@@ -54,6 +68,7 @@ class JsonTextSink {
     };
     std::string& out_;
     const int indent_;
+    const Drain drain_;
     std::vector<Level> levels_;
     bool after_key_ = false;
 };

@@ -57,7 +57,8 @@ std::string xmlEscape(std::string_view raw) {
     return out;
 }
 
-std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string& name) {
+void writeJUnit(const std::vector<JUnitSuite>& suites, const std::string& name,
+                const std::function<void(std::string_view)>& write) {
     size_t tests = 0, failures = 0;
     double time_s = 0;
     for (const JUnitSuite& s : suites) {
@@ -72,7 +73,12 @@ std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string
         std::snprintf(buf, sizeof buf, "%.3f", t);
         return std::string(buf);
     };
+    // Handed on a test case at a time: a failure's text can list a million stacks.
     std::ostringstream out;
+    const auto drain = [&out, &write] {
+        write(out.view());
+        out.str({});
+    };
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out << "<testsuites name=\"" << xmlEscape(name) << "\" tests=\"" << tests << "\" failures=\""
         << failures << "\" errors=\"0\" time=\"" << seconds(time_s) << "\">\n";
@@ -105,11 +111,18 @@ std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string
                 out << "      <system-out>" << xmlEscape(c.system_out) << "</system-out>\n";
             }
             out << "    </testcase>\n";
+            drain();
         }
         out << "  </testsuite>\n";
     }
     out << "</testsuites>\n";
-    return out.str();
+    drain();
+}
+
+std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string& name) {
+    std::string out;
+    writeJUnit(suites, name, [&out](std::string_view piece) { out += piece; });
+    return out;
 }
 
 } // namespace gmt::cli

@@ -3,6 +3,7 @@
 // check, so a CI page shows "leaks" / "peak" / "errors" per process.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,9 @@ struct JUnitSuite {
 };
 
 std::string renderJUnit(const std::vector<JUnitSuite>& suites, const std::string& name);
+// The same XML handed to `write` a test case at a time.
+void writeJUnit(const std::vector<JUnitSuite>& suites, const std::string& name,
+                const std::function<void(std::string_view)>& write);
 
 // Escapes for both text and attribute values; characters XML 1.0 forbids (most C0
 // controls) and bytes that are not UTF-8 become U+FFFD, so a stray byte in a symbol or a

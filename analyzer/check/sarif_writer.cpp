@@ -112,7 +112,8 @@ Json result(const std::string& rule, const char* level, const std::string& messa
 
 } // namespace
 
-std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root) {
+void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root,
+                analyzer::OutputFile& file) {
     Json rules = Json::array();
     for (const Rule& r : kRules) {
         rules.push_back(Json{{"id", std::string("gpumemtrace/") + r.id},
@@ -122,7 +123,7 @@ std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceR
                              {"properties", Json{{"tags", Json::array({"gpu", "memory"})}}}});
     }
     std::string out;
-    analyzer::JsonTextSink sink(out, 2);
+    analyzer::JsonTextSink sink(out, 2, [&file](std::string_view text) { file.write(text); });
     sink.beginObject();
     sink.key("$schema");
     sink.value("https://json.schemastore.org/sarif-2.1.0.json");
@@ -178,7 +179,8 @@ std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceR
     sink.end(); // runs
     sink.end();
     out += '\n';
-    return out;
+    sink.flush();
+    file.close();
 }
 
 } // namespace gmt::cli

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "base/json.h"
+#include "base/output_file.h"
 #include "check/leak_gate.h"
 #include "check/source_paths.h"
 
@@ -17,6 +18,8 @@
 
 namespace gmt::cli {
 
-std::string sarifText(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root);
+// The log into `out`, which is closed after it; a million findings are never whole in memory.
+void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root,
+                analyzer::OutputFile& out);
 
 } // namespace gmt::cli

@@ -274,10 +274,14 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
             }
             suites.push_back(junitSuite(v, name));
         }
-        analyzer::writeOutputFile(args.junit, renderJUnit(suites, "gpumemtrace check"));
+        analyzer::OutputFile junit(args.junit);
+        writeJUnit(suites, "gpumemtrace check",
+                   [&junit](std::string_view piece) { junit.write(piece); });
+        junit.close();
     }
     if (!args.sarif.empty()) {
-        analyzer::writeOutputFile(args.sarif, sarifText(verdicts, root));
+        analyzer::OutputFile sarif(args.sarif);
+        writeSarif(verdicts, root, sarif);
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }

@@ -66,9 +66,8 @@ int runReport(const ReportArgs& args) {
     style.stacks.full = args.full_stacks;
     style.stacks.python_only = args.python_only;
     style.stacks.max_frames = args.frames;
-    const std::string out = renderReport(report, format, style);
     // A failed write (a full disk, /dev/full) is an OutputError: one line, exit 2 (main).
-    writeOutputFile(args.output.empty() ? "-" : args.output, out);
+    writeReport(report, format, style, args.output.empty() ? "-" : args.output);
     return kExitOk;
 }
 

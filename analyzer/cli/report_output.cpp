@@ -22,18 +22,17 @@ analyzer::ReportOptions reportOptionsFor(const std::string& format, size_t top) 
     return options;
 }
 
-std::string renderReport(const analyzer::Report& report, const std::string& format,
-                         const analyzer::TextStyle& style) {
-    std::string out;
+void writeReport(const analyzer::Report& report, const std::string& format,
+                 const analyzer::TextStyle& style, const std::string& output) {
+    analyzer::OutputFile out(output);
     if (format == "json") {
         analyzer::writeJsonText(report, out, 2);
-        out += '\n';
     } else if (format == "html") {
-        out = analyzer::renderHtml(report);
+        analyzer::writeHtml(report, [&out](std::string_view piece) { out.write(piece); });
     } else {
-        out = analyzer::renderText(report, style);
+        out.write(analyzer::renderText(report, style));
     }
-    return out;
+    out.close();
 }
 
 } // namespace gmt::cli

@@ -18,8 +18,9 @@ std::string reportFormat(const std::string& format, const std::string& output);
 // when given (0: the format's default).
 analyzer::ReportOptions reportOptionsFor(const std::string& format, size_t top);
 
-// The report in `format`; `style` is the text's (colour, width, stacks).
-std::string renderReport(const analyzer::Report& report, const std::string& format,
-                         const analyzer::TextStyle& style);
+// The report in `format` written to `output` ("-": standard output); `style` is the text's
+// (colour, width, stacks). JSON is written as it is made; throws OutputError.
+void writeReport(const analyzer::Report& report, const std::string& format,
+                 const analyzer::TextStyle& style, const std::string& output);
 
 } // namespace gmt::cli

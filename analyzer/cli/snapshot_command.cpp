@@ -77,7 +77,7 @@ int runSnapshot(const SnapshotArgs& args) {
         const Report report = snapshotOfTraces(traces, options);
         const std::string output = args.output.empty() ? "-" : numbered(args.output, n);
         const TextStyle style = output == "-" ? terminalStyle(STDOUT_FILENO) : TextStyle{};
-        writeOutputFile(output, renderReport(report, format, style));
+        writeReport(report, format, style, output);
         if (report.snapshot->running == 0 && every) {
             break; // every process has ended: this one was the last there is to take
         }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "base/json.h"
+#include "base/json_sink.h"
+#include "base/output_file.h"
 #include "model/report.h"
 
 #include <functional>
@@ -23,8 +25,12 @@ Json toJson(const Report& report, const StackJson& stack);
 // The report as JSON text appended to `out`: byte for byte jsonText(toJson(report[,
 // *stack]), indent), without the tree, which for a report listing every stack of a large
 // trace takes several times the memory of the text.
+// With `drain`, the text goes on to it a megabyte at a time (json_sink.h), what is left of it
+// staying in `out`.
 void writeJsonText(const Report& report, std::string& out, int indent,
-                   const StackJson* stack = nullptr);
+                   const StackJson* stack = nullptr, const JsonTextSink::Drain& drain = {});
+// The same text into `file` as it is made (then a newline), never whole in memory.
+void writeJsonText(const Report& report, OutputFile& file, int indent);
 
 // One frame as toJson writes it in a stack.
 Json frameJson(const Frame& frame);

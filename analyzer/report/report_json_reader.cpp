@@ -360,6 +360,8 @@ class Reader {
             return momentOf(f, codec);
         } else if constexpr (std::is_same_v<T, Frame>) {
             return frameOf(f);
+        } else if constexpr (std::is_same_v<T, Stack>) {
+            return Stack(read<std::vector<Frame>>(f, codec));
         } else if constexpr (std::is_same_v<T, std::vector<KindReport>>) {
             // One member per reported kind, named by it.
             T out;

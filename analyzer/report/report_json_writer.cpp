@@ -172,9 +172,17 @@ Json toJson(const WhatIfReport& r) {
     return sink.take();
 }
 
-void writeJsonText(const Report& r, std::string& out, int indent, const StackJson* stack) {
-    JsonTextSink sink(out, indent);
+void writeJsonText(const Report& r, std::string& out, int indent, const StackJson* stack,
+                   const JsonTextSink::Drain& drain) {
+    JsonTextSink sink(out, indent, drain);
     Writer<JsonTextSink>{sink, stack}.object(r);
+}
+
+void writeJsonText(const Report& r, OutputFile& file, int indent) {
+    std::string out;
+    writeJsonText(r, out, indent, nullptr, [&file](std::string_view text) { file.write(text); });
+    out += '\n';
+    file.write(out);
 }
 
 } // namespace gmt::analyzer

@@ -2,6 +2,8 @@
 
 #include "read/python_code.h"
 
+#include <algorithm>
+
 namespace gmt::analyzer {
 
 StackSymbolizer::StackSymbolizer(const ProcessData& process, bool symbols,
@@ -38,7 +40,23 @@ const Frame& StackSymbolizer::python(const format::PythonFrame& frame) {
     return it->second;
 }
 
-std::vector<Frame> StackSymbolizer::stack(uint32_t id) {
+Stack StackSymbolizer::stack(uint32_t id) {
+    auto [it, inserted] = given_.try_emplace(id);
+    if (!inserted) {
+        if (Stack held(it->second); !held.empty()) {
+            return held;
+        }
+    }
+    Stack made(symbolize(id));
+    it->second = made.weak();
+    if (given_.size() >= prune_at_) {
+        std::erase_if(given_, [](const auto& entry) { return entry.second.expired(); });
+        prune_at_ = std::max<size_t>(1024, 2 * given_.size());
+    }
+    return made;
+}
+
+std::vector<Frame> StackSymbolizer::symbolize(uint32_t id) {
     for (; modules_added_ < process_.modules.size(); ++modules_added_) {
         symbolizer_->addModule(process_.modules[modules_added_]);
         modules_.addModule(process_.modules[modules_added_]);

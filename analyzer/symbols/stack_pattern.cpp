@@ -33,7 +33,7 @@ std::string withoutParameters(const std::string& function) {
     return function;
 }
 
-bool stackMatches(const std::string& pattern, const std::vector<Frame>& stack) {
+bool stackMatches(const std::string& pattern, const Stack& stack) {
     auto pathMatches = [&](const std::string& path) {
         const size_t slash = path.rfind('/');
         return glob(pattern, path) ||

@@ -17,7 +17,7 @@
 namespace gmt::analyzer {
 
 // Whether any frame of `stack` matches the glob (see the file comment).
-bool stackMatches(const std::string& pattern, const std::vector<Frame>& stack);
+bool stackMatches(const std::string& pattern, const Stack& stack);
 
 // "ns::f<int>(int) const" -> "ns::f<int>": the name users write in a pattern.
 std::string withoutParameters(const std::string& function);

@@ -86,7 +86,7 @@ class FrameTable {
 
 // JSON inside <script type="application/json">: only "</script" or "<!--" could end or
 // confuse the element, and '<' occurs in JSON only inside strings, where \u003c means it.
-std::string scriptSafe(const std::string& json) {
+std::string scriptSafe(std::string_view json) {
     std::string out;
     out.reserve(json.size() + json.size() / 64);
     for (char c : json) {
@@ -118,35 +118,48 @@ ReportOptions htmlReportOptions() {
     return options;
 }
 
-std::string renderHtml(const Report& report) {
+void writeHtml(const Report& report, const std::function<void(std::string_view)>& write) {
     // {"report": ..., "frames": ..., "frames_left_out": N}, the report written as text as it
-    // is walked (no tree of it: report_json.h); the frame table is complete only after.
-    FrameTable frames;
-    const StackJson stack = [&frames](const Stack& s) { return frames.stack(s); };
-    std::string page_data = R"({"report":)";
-    writeJsonText(report, page_data, -1, &stack);
-    const uint64_t frames_left_out = frames.leftOut();
-    page_data += R"(,"frames":)" + jsonText(std::move(frames).take()) + R"(,"frames_left_out":)" +
-                 std::to_string(frames_left_out) + "}";
-
+    // is walked (no tree of it: report_json.h), on to `write` a megabyte at a time; the
+    // frame table is complete only after.
+    const auto data = [&write](const Report& r) {
+        const auto safe = [&write](std::string_view text) { write(scriptSafe(text)); };
+        FrameTable frames;
+        const StackJson stack = [&frames](const Stack& s) { return frames.stack(s); };
+        std::string text = R"({"report":)";
+        writeJsonText(r, text, -1, &stack, safe);
+        const uint64_t frames_left_out = frames.leftOut();
+        text += R"(,"frames":)" + jsonText(std::move(frames).take()) + R"(,"frames_left_out":)" +
+                std::to_string(frames_left_out) + "}";
+        safe(text);
+    };
     // page.html holds three markers, in this order; what goes in is never searched.
     const std::string_view page = html_assets::kPage;
-    const std::pair<std::string_view, std::string> parts[] = {
-        {"/*GMT_STYLE*/", std::string(html_assets::kStyle)},
-        {"/*GMT_DATA*/", scriptSafe(page_data)},
-        {"/*GMT_SCRIPT*/", std::string(html_assets::kScript)}};
-    std::string out;
     size_t at = 0;
-    for (const auto& [marker, content] : parts) {
+    const auto upTo = [&](std::string_view marker) {
         const size_t found = page.find(marker, at);
         if (found == std::string_view::npos) {
-            continue; // a mistake in page.html; the HTML tests catch it
+            return false; // a mistake in page.html; the HTML tests catch it
         }
-        out += page.substr(at, found - at);
-        out += content;
+        write(page.substr(at, found - at));
         at = found + marker.size();
+        return true;
+    };
+    if (upTo("/*GMT_STYLE*/")) {
+        write(html_assets::kStyle);
     }
-    out += page.substr(at);
+    if (upTo("/*GMT_DATA*/")) {
+        data(report);
+    }
+    if (upTo("/*GMT_SCRIPT*/")) {
+        write(html_assets::kScript);
+    }
+    write(page.substr(at));
+}
+
+std::string renderHtml(const Report& report) {
+    std::string out;
+    writeHtml(report, [&out](std::string_view piece) { out += piece; });
     return out;
 }
 

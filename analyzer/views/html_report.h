@@ -6,7 +6,9 @@
 #include "model/report.h"
 #include "report/report_builder.h"
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace gmt::analyzer {
 
@@ -19,6 +21,8 @@ std::string htmlReportUnavailableReason();
 
 // The page: no external resource, nothing fetched when it is opened.
 std::string renderHtml(const Report& report);
+// The same page handed to `write` piece by piece as it is made, never whole in memory.
+void writeHtml(const Report& report, const std::function<void(std::string_view)>& write);
 
 // What an HTML report computes: more listed sites than a text report (its flame graphs
 // draw them) and the detail only it shows (ReportDetail::forHtml()).

@@ -2,11 +2,13 @@
 // docs/report.schema.json.
 #include "base/text_safety.h"
 #include "report/report_json.h"
+#include "views/html_report.h"
 #include "report_fixture.h"
 #include "support/run_command.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fcntl.h>
 #include <fstream>
 #include <spawn.h>
@@ -370,6 +372,63 @@ TEST_CASE("the report written straight as text is byte for byte the tree's text"
     std::string text;
     analyzer::writeJsonText(r, text, 2, &depth);
     CHECK(text == analyzer::jsonText(analyzer::toJson(r, depth), 2));
+}
+
+TEST_CASE("a stack named by several lists of a report is held once") {
+    auto b = richTrace();
+    const analyzer::Report r = report(b);
+    // Stack 2's allocations are leaked and among the peak's holders: two lists, one frame list.
+    const auto leak = std::find_if(r.leaks.begin(), r.leaks.end(),
+                                   [](const auto& l) { return l.stack_id == 2; });
+    const auto peak = std::find_if(r.peak.top_sites.begin(), r.peak.top_sites.end(),
+                                   [](const auto& p) { return p.stack_id == 2; });
+    REQUIRE(leak != r.leaks.end());
+    REQUIRE(peak != r.peak.top_sites.end());
+    REQUIRE(leak->stack.size() >= 2);
+    CHECK(leak->stack.data() == peak->stack.data());
+}
+
+TEST_CASE("a report written to a file as it is made: the same bytes, never whole in memory") {
+    // Enough leak sites (distinct stacks) that the text is several megabytes.
+    auto b = standardTrace();
+    constexpr uint32_t kSites = 12'000;
+    for (uint32_t i = 0; i < kSites; ++i) {
+        b.stack(100 + i, {0x401000 + i * 16ull, 0x402000, 0x403000});
+        b.event(Ev::alloc(10 + i, B + uint64_t{i} * 4096, 4096, Api::cudaMalloc, Kind::Device,
+                          100 + i));
+    }
+    b.trailer(10 + kSites);
+    analyzer::ReportOptions options;
+    options.top = kSites;
+    const analyzer::Report r = report(b, options);
+    REQUIRE(r.leaks.size() == kSites);
+
+    std::string whole;
+    analyzer::writeJsonText(r, whole, 2);
+    std::string streamed;
+    std::string rest;
+    size_t pieces = 0;
+    size_t largest = 0;
+    analyzer::writeJsonText(r, rest, 2, nullptr, [&](std::string_view piece) {
+        streamed += piece;
+        ++pieces;
+        largest = std::max(largest, piece.size());
+    });
+    CHECK(whole.size() > 4 * (size_t{1} << 20));
+    CHECK(streamed + rest == whole);
+    CHECK(pieces >= 4);
+    CHECK(largest < 2 * (size_t{1} << 20)); // a megabyte and what the last value added
+
+    if (analyzer::htmlReportAvailable()) {
+        std::string page;
+        size_t page_pieces = 0;
+        analyzer::writeHtml(r, [&](std::string_view piece) {
+            page += piece;
+            ++page_pieces;
+        });
+        CHECK(page == analyzer::renderHtml(r));
+        CHECK(page_pieces > 4);
+    }
 }
 
 TEST_CASE("strings from a trace may be any bytes: JSON, XML and the terminal stay safe") {

@@ -103,7 +103,7 @@ void CachingAllocatorTable::extend(const std::vector<PatternLine>& lines) {
     }
 }
 
-const CachingAllocator* CachingAllocatorTable::match(const std::vector<Frame>& stack) const {
+const CachingAllocator* CachingAllocatorTable::match(const Stack& stack) const {
     for (const CachingAllocator& e : entries_) {
         for (const std::string& pattern : e.patterns) {
             if (stackMatches(pattern, stack)) {

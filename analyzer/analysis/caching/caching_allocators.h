@@ -41,7 +41,7 @@ class CachingAllocatorTable {
     void extend(const std::vector<PatternLine>& lines);
 
     // The first entry with a pattern matching a frame of `stack`, or null.
-    const CachingAllocator* match(const std::vector<Frame>& stack) const;
+    const CachingAllocator* match(const Stack& stack) const;
 
     const std::vector<CachingAllocator>& entries() const { return entries_; }
     bool empty() const { return entries_.empty(); }
