@@ -3,6 +3,7 @@
 // or the flag that says they cannot settle a verdict. The end-to-end cases (the pytest
 // plugin against `gpumemtrace check`) are in tests/cli/cli_e2e.py, pytest_accounting.
 #include "phase_accounting.h"
+#include "trace_builder.h"
 
 #include <catch2/catch.hpp>
 
@@ -13,10 +14,12 @@
 
 using namespace gmt::preload;
 using namespace gmt::preload::account_flags;
+using gmt::format::Api;
 using gmt::format::Event;
 using gmt::format::Kind;
 using gmt::format::Op;
 using gmt::format::PhaseKind;
+using gmt::test::Ev;
 
 namespace {
 
@@ -41,24 +44,16 @@ class Feed {
         accounting.onRecord(pos_, framed, static_cast<uint32_t>(f.size()));
         return pos_++;
     }
-    void event(Op op, uint64_t address, uint64_t size = 0, uint32_t stack = 1,
-               Kind kind = Kind::Device, int32_t result = 0) {
-        Event e;
-        e.op = op;
-        e.address = address;
-        e.size = size;
-        e.stack_id = stack;
-        e.kind = kind;
-        e.result = result;
+    void event(const Event& e) {
         if (accounting.open()) { // the writer hands events over only then
             accounting.onEvent(e);
         }
         ++pos_;
     }
     void alloc(uint64_t address, uint64_t size, uint32_t stack = 1) {
-        event(Op::Alloc, address, size, stack);
+        event(Ev::alloc(pos_, address, size, Api::cudaMalloc, Kind::Device, stack));
     }
-    void free(uint64_t address) { event(Op::Free, address); }
+    void free(uint64_t address) { event(Ev::free(pos_, address)); }
     PhaseAccount closed(uint64_t pop) {
         PhaseAccount a;
         REQUIRE(accounting.take(pop, a));
@@ -143,12 +138,12 @@ TEST_CASE("events beyond the accounting unsettle the figures") {
     Feed f;
     SECTION("a caching allocator's block") {
         f.phase(PhaseKind::Push);
-        f.event(Op::Block, 0x1000, 8);
+        f.event(Ev::make(0, Op::Block, Api::Unknown, Kind::Block, 0x1000, 8, 1, 0));
         CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherEvents);
     }
     SECTION("host memory") {
         f.phase(PhaseKind::Push);
-        f.event(Op::Alloc, 0x1000, 8, 1, Kind::HostPinned);
+        f.event(Ev::alloc(0, 0x1000, 8, Api::cudaMallocHost, Kind::HostPinned));
         CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherEvents);
     }
     SECTION("an address allocated again while live") {
@@ -159,9 +154,11 @@ TEST_CASE("events beyond the accounting unsettle the figures") {
     }
     SECTION("failed calls change nothing") {
         f.phase(PhaseKind::Push);
-        f.event(Op::Alloc, 0, 1 << 30, 1, Kind::Device, 2);
+        f.event(Ev::failed(0, 1 << 30, 2, 0, 0));
         f.alloc(0x1000, 8);
-        f.event(Op::Free, 0x1000, 0, 1, Kind::None, 1); // refused: still allocated
+        Event refused = Ev::free(0, 0x1000);
+        refused.result = 1; // refused: still allocated
+        f.event(refused);
         const PhaseAccount a = f.closed(f.phase(PhaseKind::Pop));
         CHECK(a.unsettled == 0);
         CHECK(a.live_allocations == 1);
