@@ -88,8 +88,8 @@ struct gpumemtrace_phase_account {
      * frees of them in it. */
     unsigned long long allocations;
     unsigned long long frees;
-    /* Of them, still allocated at the pop: what `check --phase` counts as the phase's leaks
-     * before its suppressions (gpumemtrace check applies those). */
+    /* Of them, still allocated at the pop: the phase's leaks before `check --phase` applies
+     * its suppressions and its caching allocators' rules (0: nothing for them to change). */
     unsigned long long live_allocations;
     unsigned long long live_bytes;
     /* The most the process's device memory rose above its level at the push: `check
@@ -101,8 +101,9 @@ struct gpumemtrace_phase_account {
  * figures of the accounted phase that this thread's last pop closed, once the recorder has
  * put every record before that pop in order (it drains the ring as gpumemtrace_flush does).
  * Returns 0, or -1 when this thread's last phase record was not such a pop, one of the
- * phase's own pushes and pops could not be recorded, the trace is aggregated
- * (GPUMEMTRACE_MODE=aggregate), or the process is not traced. */
+ * phase's own pushes and pops could not be recorded, a record before the pop was still
+ * being written after a bounded wait (another thread inside a traced call), the trace is
+ * aggregated (GPUMEMTRACE_MODE=aggregate), or the process is not traced. */
 GPUMEMTRACE_API int gpumemtrace_last_phase_account(struct gpumemtrace_phase_account* account,
                                                   unsigned long size);
 
