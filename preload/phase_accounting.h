@@ -21,10 +21,11 @@
 //     the phase was freed in it (which lowers the level by bytes not known here);
 //   * per allocation stack, the different levels its live bytes from the phase took. The
 //     growth analysis (analysis/growth_tracker.h) gives a site to this phase only when an
-//     allocation of the phase made it grow, and then only for three iterations in a row
-//     with more live bytes at each boundary; the site's live bytes from before the phase can
-//     only fall meanwhile (every allocation in the window is the phase's), so its bytes from
-//     the phase must take three different levels above zero. Fewer: no growth (kMayGrow).
+//     allocation of the phase made it grow, and then only when its live bytes were higher
+//     at three iteration boundaries, each above the one before; the site's live bytes from
+//     before the phase can only fall meanwhile (every allocation in the window is the
+//     phase's), so its bytes from the phase must take three different levels above zero.
+//     Fewer: no growth (kMayGrow).
 //
 // Whatever the counting does not follow makes the figures unsettled (a flag, never a guess):
 // other kinds of events (arrays, pools, host memory, VMM, device resets, a caching
