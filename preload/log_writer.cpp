@@ -135,6 +135,7 @@ void LogWriter::drainLocked(const Ends& ends) {
     const uint64_t wait_until_ns = ends.wait_until_ns;
     // Aggregated, the ring is freed only at checkpoints: what lies between was folded.
     uint64_t pos = aggregator_ ? std::max(ring_.tail(), folded_) : ring_.tail();
+    PhaseAccounting* const accounting = accounting_.load(std::memory_order_relaxed);
     // A position not filled yet. Ordinary drains stop there; the end of the trace waits.
     auto awaited = [&](uint64_t p) {
         if (wait_until_ns == 0) {
@@ -166,7 +167,15 @@ void LogWriter::drainLocked(const Ends& ends) {
             uint8_t* const payload = frame_ + sizeof(FrameHeader);
             uint8_t* out = payload + payload_size_;
             const uint64_t first = pos;
+            // A phase opens and closes only at a Phase record, never inside a run of events.
+            PhaseAccounting* const accounted =
+                accounting && accounting->open() ? accounting : nullptr;
             do {
+                if (accounted) [[unlikely]] {
+                    format::Event e;
+                    std::memcpy(&e, ring_.at(pos).payload, sizeof e);
+                    accounted->onEvent(e);
+                }
                 out += format::encodeEventRecordTo(out, ring_.at(pos).payload, prev_);
                 ++pos;
             } while (out < payload + kFlushAt && pos < ends.limit && ring_.committed(pos) &&
@@ -198,6 +207,9 @@ void LogWriter::drainLocked(const Ends& ends) {
                                     [&](uint32_t part) { return &ring_.at(pos + part); })) {
                 pos += parts; // a committed part that is no continuation: not our producers'
                 continue;
+            }
+            if (accounting) {
+                accounting->onRecord(pos, blob_, length);
             }
             if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::Phase)) {
                 aggregator_->onPhase(pos, blob_, length); // in order with the events

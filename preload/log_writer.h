@@ -13,6 +13,7 @@
 #pragma once
 
 #include "aggregator.h"
+#include "phase_accounting.h"
 #include "ring_buffer.h"
 #include "trace_file.h"
 
@@ -20,6 +21,7 @@
 #include <gpumemtrace/format/file_layout.h>
 #include <gpumemtrace/format/records.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -55,6 +57,12 @@ class LogWriter {
     // Folds events into `aggregator` from now on, writing checkpoints into the file's
     // checkpoint regions (TraceFile::create with a region size). Before the first drain.
     void aggregate(Aggregator* aggregator) { aggregator_ = aggregator; }
+    // Hands every drained Phase and Recording record, and the events while a phase is
+    // accounted, to `accounting` (phase_accounting.h); null: to nothing (a signal handler's
+    // drain must not allocate).
+    void account(PhaseAccounting* accounting) {
+        accounting_.store(accounting, std::memory_order_relaxed);
+    }
 
   private:
     struct Ends {
@@ -87,6 +95,7 @@ class LogWriter {
     uint64_t events_ = 0;
     uint64_t unfinished_ = 0;
     Aggregator* aggregator_ = nullptr;
+    std::atomic<PhaseAccounting*> accounting_{nullptr};
     uint64_t folded_ = 0;      // aggregated: positions below it are folded
     uint64_t checkpoints_ = 0; // aggregated: checkpoints written
     std::vector<uint8_t> checkpoint_;

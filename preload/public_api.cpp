@@ -42,3 +42,29 @@ gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phase* phase, unsigned l
     std::memcpy(phase, &full, std::min<unsigned long>(size, sizeof full));
     return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int gpumemtrace_account_phases(void) {
+    return Recorder::instance().accountPhases() ? 0 : -1;
+}
+
+extern "C" __attribute__((visibility("default"))) int
+gpumemtrace_last_phase_account(struct gpumemtrace_phase_account* account, unsigned long size) {
+    gmt::preload::PhaseAccount a;
+    if (!account || !Recorder::instance().lastPhaseAccount(a)) {
+        return -1;
+    }
+    // The caller's struct may be older (shorter) than ours: only what it has room for.
+    gpumemtrace_phase_account full{a.unsettled,        a.allocations, a.frees,
+                                   a.live_allocations, a.live_bytes,  a.peak_increase_bytes};
+    std::memcpy(account, &full, std::min<unsigned long>(size, sizeof full));
+    return 0;
+}
+
+namespace flags = gmt::preload::account_flags;
+static_assert(flags::kOtherEvents == GPUMEMTRACE_ACCOUNT_OTHER_EVENTS &&
+              flags::kFreedBefore == GPUMEMTRACE_ACCOUNT_FREED_BEFORE &&
+              flags::kMayGrow == GPUMEMTRACE_ACCOUNT_MAY_GROW &&
+              flags::kOtherPhases == GPUMEMTRACE_ACCOUNT_OTHER_PHASES &&
+              flags::kDropped == GPUMEMTRACE_ACCOUNT_DROPPED &&
+              flags::kPaused == GPUMEMTRACE_ACCOUNT_PAUSED &&
+              flags::kOverflow == GPUMEMTRACE_ACCOUNT_OVERFLOW);

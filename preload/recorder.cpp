@@ -7,6 +7,7 @@
 #include "log_writer.h"
 #include "logging.h"
 #include "output_path.h"
+#include "phase_accounting.h"
 #include "phase_window.h"
 #include "printable.h"
 #include "process_info.h"
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
@@ -40,6 +42,7 @@ struct Session {
     RingBuffer ring;
     std::unique_ptr<Aggregator> aggregator; // GPUMEMTRACE_MODE=aggregate
     LogWriter writer{file, ring};
+    PhaseAccounting accounting; // fed by the writer (not when aggregated)
     WriterThread thread;
     pid_t pid = 0;
 };
@@ -234,6 +237,8 @@ Session* Recorder::createSession() {
     if (region) {
         s->aggregator = std::make_unique<Aggregator>(region);
         s->writer.aggregate(s->aggregator.get());
+    } else {
+        s->writer.account(&s->accounting);
     }
     s->ring.attach(s->file.slots(), s->file.ringSlots(), &s->file.prologue().dropped_events,
                    config_.on_full == OnFull::Drop, {&wakeWriter, &drainHere, s});
@@ -453,11 +458,43 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     const uint64_t dropped_before = s->ring.dropped();
     const OpenPositions at = pushRecord(s, format::RecordTag::Phase, w);
     const bool recorded = at.first != RingBuffer::kNoPosition;
+    const uint64_t dropped_after = s->ring.dropped();
     if (kind == format::PhaseKind::Push) {
         phase_window::pushed(recorded, at.end, dropped_before);
     } else if (kind == format::PhaseKind::Pop) {
-        phase_window::popped(recorded, at.first, s->ring.dropped());
+        phase_window::popped(recorded, at.first, dropped_after);
     }
+    phase_accounting::claimed(kind, phase.tid, recorded, at.first, dropped_before, dropped_after);
+}
+
+bool Recorder::accountPhases() {
+    if (!active()) {
+        return false;
+    }
+    phase_accounting::accountThread(currentTid());
+    return true;
+}
+
+bool Recorder::lastPhaseAccount(PhaseAccount& out) {
+    Session* s = active() ? session_.load(std::memory_order_acquire) : nullptr;
+    uint64_t pop = 0, dropped = 0;
+    if (!s || s->aggregator || !phase_accounting::lastPop(pop, dropped)) {
+        return false;
+    }
+    // The writer has the figures once it drained the pop: at once, unless a record before
+    // it is still being written by another thread (a free waiting for its call to return).
+    constexpr int kAttempts = 1000;
+    for (int i = 0; i < kAttempts && !s->writer.failed(); ++i) {
+        s->writer.drain();
+        if (s->accounting.take(pop, out)) {
+            if (dropped > 0) {
+                out.unsettled |= account_flags::kDropped;
+            }
+            return true;
+        }
+        sched_yield();
+    }
+    return false;
 }
 
 bool Recorder::lastPoppedPhase(PoppedPhase& out) {
@@ -487,6 +524,7 @@ void Recorder::finalize(int signal, bool from_signal) {
     if (from_signal) {
         // No lock in a signal handler: the flag alone decides who ends the trace.
         if (!finalized_.exchange(true)) {
+            s->writer.account(nullptr); // no allocation in a signal handler
             endTrace(s, signal, true, false);
         }
         return;
@@ -555,6 +593,7 @@ void Recorder::afterFailedExec() {
 void Recorder::drainFromSignal() {
     Session* s = session_.load(std::memory_order_acquire);
     if (s && s->pid == getpid()) {
+        s->writer.account(nullptr); // no allocation in a signal handler
         s->writer.tryDrain();
     }
 }
@@ -577,6 +616,7 @@ void Recorder::afterForkChild() {
     t_tid = 0;
     t_open = {};
     phase_window::reset();
+    phase_accounting::resetThread();
     EventClock::afterForkChild();
     contextsMayHaveEnded();
     if (Session* old = session_.exchange(nullptr)) {

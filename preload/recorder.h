@@ -9,6 +9,7 @@
 #include "config.h"
 #include "frameworks/torch_caching_allocator.h"
 #include "module_map.h"
+#include "phase_accounting.h"
 #include "phase_window.h"
 #include "python/python_stacks.h"
 #include "stack_table.h"
@@ -56,6 +57,11 @@ class Recorder {
     // What the trace holds between this thread's last push and the pop right after it
     // (phase_window.h); false when unknown.
     bool lastPoppedPhase(PoppedPhase& out);
+    // This thread's pushes are accounted from now on (phase_accounting.h); false when not
+    // tracing.
+    bool accountPhases();
+    // The figures of the accounted phase this thread's last pop closed; false when unknown.
+    bool lastPhaseAccount(PhaseAccount& out);
     bool flush();
     // This process's trace file (creating it when tracing and not yet created), or null.
     const char* tracePath();

@@ -3,11 +3,13 @@
 #
 #   scripts/bench-pytest.sh BUILD_DIR
 #
-# The workload is N empty tests in one module (generated here), run three ways, each under
+# The workload is N tests in one module (generated here): empty (WORKLOAD=empty), or each
+# allocating a 1 MiB device buffer and freeing it through the simulated libcudart by ctypes,
+# as the plugin's own tests do (WORKLOAD=alloc). It runs three ways, each under
 # `gpumemtrace record` of BUILD_DIR (the simulated CUDA on LD_LIBRARY_PATH, as in the tests):
 #
-#   recorded   python -m pytest test_empty.py                  (the plugin not enabled)
-#   plugin     python -m pytest --gpumemtrace test_empty.py    (this tree's plugin)
+#   recorded   python -m pytest test_WORKLOAD.py                (the plugin not enabled)
+#   plugin     python -m pytest --gpumemtrace test_WORKLOAD.py  (this tree's plugin)
 #   before     the same with the plugin of git revision BEFORE_REF, first on PYTHONPATH
 #              (its copy, named gpumemtrace_pytest like the installed one, shadows ours)
 #
@@ -18,12 +20,16 @@
 # re-reads the whole trace in a `gpumemtrace check` per test, so "before" runs only for the
 # counts in BEFORE_COUNTS.
 #
-# Environment (defaults in brackets): COUNTS [10 100 1000 10000], BEFORE_COUNTS [10 100
-# 1000], BEFORE_REF [main], ROUNDS [3], PYTHON [a python3 with pytest], WORK_DIR [mktemp -d].
+# Environment (defaults in brackets): WORKLOAD [empty], COUNTS [10 100 1000 10000],
+# BEFORE_COUNTS [10 100 1000], BEFORE_REF [main], ROUNDS [3], PYTHON [a python3 with
+# pytest], WORK_DIR [mktemp -d].
 set -euo pipefail
 
 BUILD=${1:?usage: $0 BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
+WORKLOAD=${WORKLOAD:-empty}
+[[ $WORKLOAD == empty || $WORKLOAD == alloc ]] || { echo "WORKLOAD: empty or alloc" >&2; exit 2; }
+MODULE=test_$WORKLOAD.py
 COUNTS=${COUNTS:-"10 100 1000 10000"}
 BEFORE_COUNTS=${BEFORE_COUNTS:-"10 100 1000"}
 BEFORE_REF=${BEFORE_REF:-main}
@@ -53,19 +59,37 @@ git -C "$HERE/.." show "$BEFORE_REF:python/gpumemtrace/pytest_plugin.py" \
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 calc() { awk "BEGIN {printf \"$1\n\", $2}"; }
 
-# The module of N empty tests.
+# The module of N tests.
 module() {
     local n=$1 dir="$WORK/tests.$1"
     mkdir -p "$dir"
-    for ((i = 0; i < n; i++)); do printf 'def test_%05d():\n    pass\n\n' "$i"; done \
-        >"$dir/test_empty.py"
+    if [[ $WORKLOAD == empty ]]; then
+        for ((i = 0; i < n; i++)); do printf 'def test_%05d():\n    pass\n\n' "$i"; done
+    else
+        cat <<'EOF'
+import ctypes
+
+cudart = ctypes.CDLL("libcudart.so.13")
+cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+cudart.cudaFree.argtypes = [ctypes.c_void_p]
+
+
+def alloc_free(size):
+    pointer = ctypes.c_void_p()
+    assert cudart.cudaMalloc(ctypes.byref(pointer), size) == 0
+    assert cudart.cudaFree(pointer) == 0
+
+
+EOF
+        for ((i = 0; i < n; i++)); do printf 'def test_%05d():\n    alloc_free(1 << 20)\n\n' "$i"; done
+    fi >"$dir/$MODULE"
     echo "$dir"
 }
 
 # run NAME N: appends the wall seconds to NAME.N.
 run() {
     local name=$1 n=$2 dir="$WORK/tests.$2"
-    local -a args=(-m pytest -q -p no:cacheprovider test_empty.py)
+    local -a args=(-m pytest -q -p no:cacheprovider "$MODULE")
     local -a env=(env LD_LIBRARY_PATH="$SIM")
     case $name in
         plugin) args+=(--gpumemtrace) ;;
@@ -76,7 +100,7 @@ run() {
         >"$WORK/run.log" 2>&1 || { echo "failed: $name $n" >&2; tail -20 "$WORK/run.log" >&2; exit 1; }
     grep -q "$n passed" "$WORK/run.log" || { echo "$name $n: not all passed" >&2; tail -5 "$WORK/run.log" >&2; exit 1; }
     if [[ $name != recorded ]]; then
-        grep -q "verdicts: $n from the recorder\|^ok   test_empty.py::test_$(printf %05d $((n - 1)))" \
+        grep -q "verdicts: $n from the recorder\|^ok   $MODULE::test_$(printf %05d $((n - 1)))" \
             "$WORK/run.log" || { echo "$name $n: no verdicts" >&2; tail -5 "$WORK/run.log" >&2; exit 1; }
     fi
     cut -d' ' -f1 "$WORK/time.tmp" >>"$WORK/$name.$n.wall"
@@ -103,7 +127,9 @@ cost() { # NAME N: ms per test over `recorded`, or "not run"
     calc "%.2f" "($(median <"$WORK/$1.$2") - $(median <"$WORK/recorded.$2")) * 1000 / $2"
 }
 echo
-echo "Empty tests under \`gpumemtrace record\`, medians of $ROUNDS interleaved rounds. Load"
+what="Empty tests"
+[[ $WORKLOAD == alloc ]] && what="Tests that allocate and free 1 MiB"
+echo "$what under \`gpumemtrace record\`, medians of $ROUNDS interleaved rounds. Load"
 echo "average: $LOAD_BEFORE before, $LOAD_AFTER after; $(nproc) cores. Session: pytest's own time"
 echo "(\"N passed in S s\"); process: the whole run's wall time. The plugin's cost per test is"
 echo "(session with it - session without it) / tests."
@@ -116,5 +142,5 @@ for n in $COUNTS; do
     echo "| $n | $(med "recorded.$n") / $(med "recorded.$n.wall") | $(med "plugin.$n") / $(med "plugin.$n.wall") | $(cost plugin "$n") | $before_s | $(cost before "$n") |"
 done
 echo
-echo "Command: $GMT record -q -o TRACE -- $PYTHON -m pytest -q -p no:cacheprovider [--gpumemtrace] test_empty.py"
+echo "Command: $GMT record -q -o TRACE -- $PYTHON -m pytest -q -p no:cacheprovider [--gpumemtrace] $MODULE"
 echo "(LD_LIBRARY_PATH=$SIM; before: PYTHONPATH holding $BEFORE_REF's plugin as gpumemtrace_pytest.py)"

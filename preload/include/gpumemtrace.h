@@ -51,6 +51,62 @@ struct gpumemtrace_popped_phase {
 GPUMEMTRACE_API int gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phase* phase,
                                                   unsigned long size);
 
+/* Per-phase accounting: the recorder counts what a phase left behind, so that a test
+ * harness gets a test's figures without reading the trace (the pytest plugin, docs/ci.md).
+ * After gpumemtrace_account_phases(), each phase this thread pushes while no accounted
+ * phase is open is followed, with the phases nested in it, to the pop that closes it:
+ * every device allocation made meanwhile by any thread, and its free. Returns 0, or -1 when
+ * the process is not traced. One thread per process: the last to call it. */
+GPUMEMTRACE_API int gpumemtrace_account_phases(void);
+
+/* Why the figures of struct gpumemtrace_phase_account may not be what `gpumemtrace check
+ * --phase` says of the phase (bits of `unsettled`): then ask it. */
+/* Events the accounting does not follow: arrays, pools, host memory, VMM, device resets, a
+ * caching allocator's blocks (PyTorch's tensors), or an address allocated again while live
+ * (a free the trace misses). */
+#define GPUMEMTRACE_ACCOUNT_OTHER_EVENTS 0x1ull
+/* Memory allocated before the phase was freed in it: the process's device memory fell by
+ * bytes not counted here, so peak_increase_bytes may be more than the analyzer's figure
+ * (never less). Leaks, counts and growth are unaffected. */
+#define GPUMEMTRACE_ACCOUNT_FREED_BEFORE 0x2ull
+/* An allocation stack's live bytes from the phase took three or more different levels:
+ * the growth analysis may find growth across iterations in it. */
+#define GPUMEMTRACE_ACCOUNT_MAY_GROW 0x4ull
+/* Another thread marked, pushed or popped a phase meanwhile (the analyzer's current phase
+ * was then that thread's). */
+#define GPUMEMTRACE_ACCOUNT_OTHER_PHASES 0x8ull
+/* Events were dropped meanwhile. */
+#define GPUMEMTRACE_ACCOUNT_DROPPED 0x10ull
+/* Recording was paused or resumed meanwhile (`gpumemtrace control`). */
+#define GPUMEMTRACE_ACCOUNT_PAUSED 0x20ull
+/* More live allocations of the phase than the recorder keeps (65536). */
+#define GPUMEMTRACE_ACCOUNT_OVERFLOW 0x40ull
+
+struct gpumemtrace_phase_account {
+    unsigned long long unsettled; /* GPUMEMTRACE_ACCOUNT_* bits; 0: every figure is exact */
+    /* Device allocations (cudaMalloc, cuMemAlloc, managed memory) made in the phase, and
+     * frees of them in it. */
+    unsigned long long allocations;
+    unsigned long long frees;
+    /* Of them, still allocated at the pop: the phase's leaks before `check --phase` applies
+     * its suppressions and its caching allocators' rules (0: nothing for them to change). */
+    unsigned long long live_allocations;
+    unsigned long long live_bytes;
+    /* The most the process's device memory rose above its level at the push: `check
+     * --phase --max-peak-increase`'s figure. */
+    unsigned long long peak_increase_bytes;
+};
+
+/* Fills the first `size` bytes of *account (fields added later come at the end) with the
+ * figures of the accounted phase that this thread's last pop closed, once the recorder has
+ * put every record before that pop in order (it drains the ring as gpumemtrace_flush does).
+ * Returns 0, or -1 when this thread's last phase record was not such a pop, one of the
+ * phase's own pushes and pops could not be recorded, a record before the pop was still
+ * being written after a bounded wait (another thread inside a traced call), the trace is
+ * aggregated (GPUMEMTRACE_MODE=aggregate), or the process is not traced. */
+GPUMEMTRACE_API int gpumemtrace_last_phase_account(struct gpumemtrace_phase_account* account,
+                                                  unsigned long size);
+
 /* Moves everything recorded so far from the in-file ring into the log. Recorded events
  * are durable without it; this only makes the log current. Returns 0, or -1 when this
  * process has no trace (nothing recorded yet, or tracing is off). */

@@ -15,12 +15,21 @@ analysed for that phase (``gpumemtrace check --phase TEST --format json``):
   (phases it marks, NVTX ranges, or its allocation pattern; docs/analysis.md);
 * the peak increase: how far the device memory rose above its level when the test began.
 
-A test that recorded nothing gets its verdict without reading the trace: the recorder
-counts what the trace holds between the push of the test's phase and its pop
-(``gpumemtrace_last_popped_phase``), and a phase with no record in it has no allocation, so
-no leak, no growth and no peak increase; ``check`` would say exactly that, so it is not run
-(``_Verdict.of_empty_phase``). Every other test (anything recorded, events dropped, a test
-id pushed before) is checked as above (docs/ci.md, "What a verdict costs").
+Most tests get their verdict without reading the trace, from what the recorder counted
+in-process, when its figures are what ``check`` would say:
+
+* a test that recorded nothing: the recorder counts what the trace holds between the push
+  of the test's phase and its pop (``gpumemtrace_last_popped_phase``), and a phase with no
+  record in it has no allocation, so no leak, no growth and no peak increase
+  (``_Verdict.of_empty_phase``);
+* a test that freed every device allocation it made: the recorder accounts each test's
+  phase (``gpumemtrace_account_phases``, ``gpumemtrace_last_phase_account``): what the
+  phase allocated and freed, the peak increase, and whether anything it did is beyond its
+  counting (``_Verdict.of_account``).
+
+Every other test (anything left allocated, events the accounting does not follow, events
+dropped, a test id pushed before) is checked as above, and so is a test over its limit,
+for the stacks of what held its peak (docs/ci.md, "What a verdict costs").
 
 Every test gets a verdict (the terminal summary lists them; the figures are JUnit
 properties of the test case with ``--junitxml``). A test *fails* on them when marked:
@@ -64,15 +73,33 @@ def parse_size(text):
 
 
 def _format_bytes(n):
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return "%.1f %s" % (n / size, unit)
-    return "%d B" % n
+    """'512 B', '12.0 KiB': the CLI's text for a size (analyzer/base/human_bytes.cpp with
+    one decimal, as `check` writes it), so a figure reads the same whoever made it."""
+    if n == (1 << 64) - 1:
+        return "at least 16 EiB (saturated)"
+    if n < 1024:
+        return "%d B" % n
+    value, unit = float(n), 0
+    while value >= 1024 and unit < 5:
+        value /= 1024
+        unit += 1
+    return "%.1f %s" % (value, ("B", "KiB", "MiB", "GiB", "TiB", "PiB")[unit])
 
 
 class _PoppedPhase(ctypes.Structure):
     """struct gpumemtrace_popped_phase (include/gpumemtrace.h)."""
     _fields_ = [("slots", ctypes.c_ulonglong), ("dropped", ctypes.c_ulonglong)]
+
+
+class _PhaseAccount(ctypes.Structure):
+    """struct gpumemtrace_phase_account (include/gpumemtrace.h)."""
+    _fields_ = [("unsettled", ctypes.c_ulonglong), ("allocations", ctypes.c_ulonglong),
+                ("frees", ctypes.c_ulonglong), ("live_allocations", ctypes.c_ulonglong),
+                ("live_bytes", ctypes.c_ulonglong), ("peak_increase_bytes", ctypes.c_ulonglong)]
+
+
+# GPUMEMTRACE_ACCOUNT_FREED_BEFORE: the peak increase may be above check's; the rest stands.
+_ACCOUNT_FREED_BEFORE = 0x2
 
 
 class _Recorder:
@@ -95,6 +122,15 @@ class _Recorder:
         if self.last_popped is not None:
             self.last_popped.argtypes = [ctypes.POINTER(_PoppedPhase), ctypes.c_ulong]
             self.last_popped.restype = ctypes.c_int
+        # Newer still: without it, tests that allocate are all checked.
+        self.last_account = getattr(lib, "gpumemtrace_last_phase_account", None)
+        self.account_phases = getattr(lib, "gpumemtrace_account_phases", None)
+        if self.last_account is not None and self.account_phases is not None:
+            self.last_account.argtypes = [ctypes.POINTER(_PhaseAccount), ctypes.c_ulong]
+            self.last_account.restype = ctypes.c_int
+            self.account_phases.restype = ctypes.c_int
+        else:
+            self.last_account = None
         self.push.argtypes = [ctypes.c_char_p]
         self.push.restype = None
         self.pop.argtypes = []
@@ -118,6 +154,20 @@ class _Recorder:
         if self.last_popped(ctypes.byref(phase), ctypes.sizeof(phase)) != 0:
             return False
         return phase.slots == 0 and phase.dropped == 0
+
+    def start_accounting(self):
+        """Has the recorder account the phases this thread pushes (the tests')."""
+        if self.last_account is not None and self.account_phases() != 0:
+            self.last_account = None
+
+    def phase_account(self):
+        """The recorder's figures of the test's phase just popped, or None."""
+        if self.last_account is None:
+            return None
+        account = _PhaseAccount()
+        if self.last_account(ctypes.byref(account), ctypes.sizeof(account)) != 0:
+            return None
+        return account
 
 
 def _preload_library():
@@ -194,6 +244,24 @@ class _Verdict:
         return cls(0, 0, 0 if limit is not None else None, "0 B" if limit is not None else None,
                    False, [])
 
+    @classmethod
+    def of_account(cls, account, limit):
+        """What check says of a phase marked once that the recorder accounted, when its
+        figures settle it (include/gpumemtrace.h): every allocation it made was freed in it,
+        so nothing leaked; no allocation stack's live bytes from it took three different
+        levels, so nothing grows from it; and its peak increase is exact (nothing allocated
+        before it was freed in it) and within the limit, or there is no limit. Otherwise
+        None: check decides, and gives the stacks of a failure."""
+        unsettled = account.unsettled & ~(_ACCOUNT_FREED_BEFORE if limit is None else 0)
+        if unsettled or account.live_allocations:
+            return None
+        if limit is None:
+            return cls(0, 0, None, None, False, [])
+        increase = account.peak_increase_bytes
+        if increase > limit:
+            return None
+        return cls(0, 0, increase, _format_bytes(increase), False, [])
+
 
 _SITES_SHOWN = 5  # sites per failed check in a failure's text
 _FRAMES_SHOWN = 3  # frames per site, the user's line first
@@ -236,7 +304,8 @@ class GpuMemTrace:
         self.max_growth = parse_size(growth) if growth is not None else None
         self.always_check = config.getoption("gpumemtrace_always_check")
         self.verdicts = []  # (nodeid, verdict line, failed)
-        self.from_recorder = 0  # verdicts given without reading the trace
+        self.from_empty = 0  # verdicts of tests that recorded nothing
+        self.from_account = 0  # verdicts from the recorder's accounting of the test
         self.from_check = 0  # `gpumemtrace check` runs
 
     def _check(self, item, limit, no_leaks):
@@ -259,10 +328,17 @@ class GpuMemTrace:
         return _Verdict.of_check(json.loads(run.stdout)["processes"][0])
 
     def _verdict(self, item, limit, no_leaks, first_push):
-        """The recorder's count when it settles the verdict, else `gpumemtrace check`."""
-        if first_push and not self.always_check and self.recorder.popped_phase_was_empty():
-            self.from_recorder += 1
-            return _Verdict.of_empty_phase(limit)
+        """The recorder's count or accounting when it settles the verdict, else
+        `gpumemtrace check`."""
+        if first_push and not self.always_check:
+            if self.recorder.popped_phase_was_empty():
+                self.from_empty += 1
+                return _Verdict.of_empty_phase(limit)
+            account = self.recorder.phase_account()
+            verdict = _Verdict.of_account(account, limit) if account is not None else None
+            if verdict is not None:
+                self.from_account += 1
+                return verdict
         return self._check(item, limit, no_leaks)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -307,8 +383,10 @@ class GpuMemTrace:
             terminalreporter.write_line("%s %s: %s" % ("FAIL" if failed else "ok  ", nodeid,
                                                        line))
         terminalreporter.write_line(
-            "verdicts: %d from the recorder's count (nothing recorded in the test), %d by "
-            "gpumemtrace check" % (self.from_recorder, self.from_check))
+            "verdicts: %d from the recorder (%d with nothing recorded, %d from its accounting "
+            "of what the test allocated and freed), %d by gpumemtrace check"
+            % (self.from_empty + self.from_account, self.from_empty, self.from_account,
+               self.from_check))
 
 
 def _without_recorder(env):
@@ -337,7 +415,8 @@ def pytest_addoption(parser):
                     help="stop when not run under `gpumemtrace record` instead of warning")
     group.addoption("--gpumemtrace-always-check", action="store_true", default=False,
                     help="have every test's verdict made by `gpumemtrace check`, also for "
-                         "tests in which nothing was recorded")
+                         "tests in which nothing was recorded or that freed all they "
+                         "allocated")
     group.addoption("--gpumemtrace-cli", metavar="PATH", default=None,
                     help="the gpumemtrace executable (default: next to the preloaded "
                          "libgpumemtrace.so, then PATH)")
@@ -388,4 +467,6 @@ def pytest_configure(config):
         config.issue_config_time_warning(pytest.PytestConfigWarning("gpumemtrace: " + problem),
                                          stacklevel=2)
         return
+    if not config.getoption("gpumemtrace_always_check"):
+        recorder.start_accounting()
     config.pluginmanager.register(GpuMemTrace(config, recorder, cli), "gpumemtrace-session")

@@ -938,8 +938,9 @@ def pytest_summary(r):
 
 
 def test_pytest_fast_path():
-    """Tests that record nothing get their verdict from the recorder's count, without a
-    `gpumemtrace check`; every other test still gets check's: the same verdicts either way."""
+    """Tests that record nothing get their verdict from the recorder's count, tests that
+    free what they allocate from its accounting, without a `gpumemtrace check`; every other
+    test still gets check's: the same verdicts either way."""
     pytest_args = pytest_with_plugin("test_gpu_fast_path.py")
     r = gmt("record", "-q", "-o", "pytest_fast.%p.gmtrace", "--", *pytest_args)
     expect(r.returncode == 1 and "3 failed, 6 passed" in r.stdout, "three tests fail", r)
@@ -957,9 +958,11 @@ def test_pytest_fast_path():
         "ok   " + name + "test_empty_last: peak +0 B",
     ]
     expect(tests == expected, "the verdicts: %s" % tests, r)
-    # The three tests that recorded nothing ran no check; the six others one each.
-    expect(counts.startswith("verdicts: 3 from the recorder's count") and
-           counts.endswith(", 6 by gpumemtrace check"), "checks run: " + counts, r)
+    # The three tests that recorded nothing ran no check, nor the three that freed what they
+    # allocated (or allocated nothing: a nested phase); the leaks and the limit one each.
+    expect(counts == "verdicts: 6 from the recorder (3 with nothing recorded, 3 from its "
+           "accounting of what the test allocated and freed), 3 by gpumemtrace check",
+           "checks run: " + counts, r)
     expect("FAIL leaks: 4.0 MiB leaked in phase " + name + "test_leak_in_nested_phase" in
            r.stdout, "the nested phase's leak is the test's", r)
 
@@ -999,6 +1002,64 @@ def test_pytest_fast_path():
            "the 1002nd phase's verdict: " + tests[-1], r)
     expect(counts.startswith("verdicts: 1001 from") and
            counts.endswith(", 1 by gpumemtrace check"), "one check: " + counts, r)
+
+
+def test_pytest_accounting():
+    """Tests that allocate and free get their verdict from the recorder's accounting of their
+    phase (allocations of other threads included), and exactly check's: the same lines,
+    failures and figures as with --gpumemtrace-always-check; the tests it cannot settle (a
+    leak, a peak over its limit, memory an earlier test allocated freed under a limit, a
+    site that grows) are checked, with their stacks."""
+    pytest_args = pytest_with_plugin("test_gpu_accounting.py")
+    runs = {}
+    for mode in ("accounted", "checked"):
+        extra = ["--gpumemtrace-always-check"] if mode == "checked" else []
+        r = gmt("record", "-q", "-o", "pytest_accounting.%p.gmtrace", "--", *pytest_args,
+                *extra)
+        expect(r.returncode == 1 and "4 failed, 6 passed" in r.stdout, "four tests fail", r)
+        runs[mode] = r
+    tests, counts = pytest_summary(runs["accounted"])
+    name = "test_gpu_accounting.py::"
+    expected = [
+        "ok   " + name + "test_alloc_free: ok",
+        "ok   " + name + "test_alloc_free_limited: peak +24.0 MiB",
+        "ok   " + name + "test_thread_allocates: peak +48.0 MiB",
+        "FAIL " + name + "test_thread_leaks: leaked 2.0 MiB",
+        "ok   " + name + "test_frees_earlier: ok",
+        "ok   " + name + "test_frees_earlier_limited: peak +0 B",
+        "FAIL " + name + "test_over_limit: over limit: 16.0 MiB",
+        "FAIL " + name + "test_grows_in_steps: grows 1.0 MiB/iteration",
+        "FAIL " + name + "test_leaks: leaked 8.0 MiB",
+        "ok   " + name + "test_nested_phase_frees: ok",
+    ]
+    expect(tests == expected, "the verdicts: %s" % tests, runs["accounted"])
+    expect(counts == "verdicts: 5 from the recorder (0 with nothing recorded, 5 from its "
+           "accounting of what the test allocated and freed), 5 by gpumemtrace check",
+           "the tests that freed what they allocated ran no check: " + counts,
+           runs["accounted"])
+    checked, counts = pytest_summary(runs["checked"])
+    expect(checked == expected, "check's verdicts: %s" % checked, runs["checked"])
+    expect(counts.endswith(", 10 by gpumemtrace check"), "all checked: " + counts,
+           runs["checked"])
+
+    # The failures read the same, figures and stacks (the traces' names aside).
+    def failures(r):
+        out = re.sub(r"pytest_accounting\.\d+\.gmtrace", "TRACE", r.stdout)
+        start = out.index("= FAILURES =")
+        return out[start:out.index("gpumemtrace: GPU memory per test", start)]
+    expect(failures(runs["accounted"]) == failures(runs["checked"]),
+           "the same failures either way:\n" + failures(runs["accounted"]))
+    out = runs["accounted"].stdout
+    # A peak over its limit still lists what held it, at the user's line, then the test.
+    lines = out[out.index("GPU memory verdict of " + name + "test_over_limit"):].splitlines()
+    end = next((i for i, l in enumerate(lines) if i > 0 and not l.startswith("  ")), len(lines))
+    block = "\n".join(lines[:end])
+    expect(re.search(r"16\.0 MiB allocated at: device_buffer at \S*cuda_buffers\.py:\d+\n.*\n"
+                     r"\s+test_over_limit at \S*test_gpu_accounting\.py:\d+$", block),
+           "the limit's failure shows what held the peak:\n" + block, runs["accounted"])
+    # A thread's leak is the test's, with the thread's stack.
+    expect("FAIL leaks: 2.0 MiB leaked in phase " + name + "test_thread_leaks" in out,
+           "the thread's allocation counts in the test", runs["accounted"])
 
 
 def main():

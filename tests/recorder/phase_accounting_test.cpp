@@ -1,0 +1,264 @@
+// Unit tests of the recorder's per-phase accounting (preload/phase_accounting.h): records
+// fed in ring order as the log writer feeds them, and the figures of the phase a pop closed,
+// or the flag that says they cannot settle a verdict. The end-to-end cases (the pytest
+// plugin against `gpumemtrace check`) are in tests/cli/cli_e2e.py, pytest_accounting.
+#include "phase_accounting.h"
+#include "trace_builder.h"
+
+#include <catch2/catch.hpp>
+
+#include <gpumemtrace/format/byte_coding.h>
+#include <gpumemtrace/format/record_codec.h>
+
+#include <vector>
+
+using namespace gmt::preload;
+using namespace gmt::preload::account_flags;
+using gmt::format::Api;
+using gmt::format::Event;
+using gmt::format::Kind;
+using gmt::format::Op;
+using gmt::format::PhaseKind;
+using gmt::test::Ev;
+
+namespace {
+
+constexpr uint32_t kTest = 100; // the accounted thread
+constexpr uint32_t kOther = 200;
+
+// Feeds records at consecutive ring positions.
+class Feed {
+  public:
+    Feed() { phase_accounting::accountThread(kTest); }
+
+    uint64_t phase(PhaseKind kind, uint32_t tid = kTest) {
+        gmt::format::PhaseInfo p;
+        p.kind = kind;
+        p.tid = tid;
+        p.name = kind == PhaseKind::Pop ? "" : "test";
+        uint8_t body[256], framed[300];
+        gmt::format::ByteWriter w(body, sizeof body);
+        gmt::format::encodePhase(w, p);
+        gmt::format::ByteWriter f(framed, sizeof framed);
+        gmt::format::appendRecord(f, gmt::format::RecordTag::Phase, body, w.size());
+        accounting.onRecord(pos_, framed, static_cast<uint32_t>(f.size()));
+        return pos_++;
+    }
+    void event(const Event& e) {
+        if (accounting.open()) { // the writer hands events over only then
+            accounting.onEvent(e);
+        }
+        ++pos_;
+    }
+    void alloc(uint64_t address, uint64_t size, uint32_t stack = 1) {
+        event(Ev::alloc(pos_, address, size, Api::cudaMalloc, Kind::Device, stack));
+    }
+    void free(uint64_t address) { event(Ev::free(pos_, address)); }
+    PhaseAccount closed(uint64_t pop) {
+        PhaseAccount a;
+        REQUIRE(accounting.take(pop, a));
+        return a;
+    }
+
+    PhaseAccounting accounting;
+
+  private:
+    uint64_t pos_ = 0;
+};
+
+} // namespace
+
+TEST_CASE("a phase that frees what it allocated: no leak, its peak above the push") {
+    Feed f;
+    f.alloc(0x9000, 1000); // before the phase: not its own
+    f.phase(PhaseKind::Push);
+    f.alloc(0x1000, 100);
+    f.alloc(0x2000, 300, 2);
+    f.free(0x1000);
+    f.alloc(0x1000, 50);
+    f.free(0x1000);
+    f.free(0x2000);
+    const PhaseAccount a = f.closed(f.phase(PhaseKind::Pop));
+    CHECK(a.unsettled == 0);
+    CHECK(a.allocations == 3);
+    CHECK(a.frees == 3);
+    CHECK(a.live_allocations == 0);
+    CHECK(a.live_bytes == 0);
+    CHECK(a.peak_increase_bytes == 400);
+}
+
+TEST_CASE("what a phase keeps is live at its pop; a later phase starts afresh") {
+    Feed f;
+    f.phase(PhaseKind::Push);
+    f.alloc(0x1000, 64);
+    const PhaseAccount kept = f.closed(f.phase(PhaseKind::Pop));
+    CHECK(kept.live_allocations == 1);
+    CHECK(kept.live_bytes == 64);
+
+    f.phase(PhaseKind::Push);
+    f.free(0x1000); // the earlier phase's: freed before this one
+    const uint64_t pop = f.phase(PhaseKind::Pop);
+    const PhaseAccount later = f.closed(pop);
+    CHECK(later.unsettled == kFreedBefore);
+    CHECK(later.live_allocations == 0);
+    PhaseAccount none;
+    CHECK_FALSE(f.accounting.take(pop - 1, none)); // no pop there
+}
+
+TEST_CASE("nested phases of the same thread are the phase's; the outer pop closes it") {
+    Feed f;
+    f.phase(PhaseKind::Push);
+    f.phase(PhaseKind::Push);
+    f.alloc(0x1000, 8);
+    const uint64_t inner = f.phase(PhaseKind::Pop);
+    f.phase(PhaseKind::Mark);
+    f.free(0x1000);
+    PhaseAccount a;
+    CHECK_FALSE(f.accounting.take(inner, a));
+    a = f.closed(f.phase(PhaseKind::Pop));
+    CHECK(a.unsettled == 0);
+    CHECK(a.allocations == 1);
+    CHECK(a.peak_increase_bytes == 8);
+}
+
+TEST_CASE("only the accounted thread's push opens a phase; another thread's phase unsettles") {
+    Feed f;
+    f.phase(PhaseKind::Push, kOther);
+    f.alloc(0x1000, 8);
+    f.phase(PhaseKind::Pop, kOther);
+    CHECK_FALSE(f.accounting.open());
+
+    f.phase(PhaseKind::Push);
+    f.phase(PhaseKind::Push, kOther);
+    f.phase(PhaseKind::Pop, kOther);
+    CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherPhases);
+}
+
+TEST_CASE("events beyond the accounting unsettle the figures") {
+    Feed f;
+    SECTION("a caching allocator's block") {
+        f.phase(PhaseKind::Push);
+        f.event(Ev::make(0, Op::Block, Api::Unknown, Kind::Block, 0x1000, 8, 1, 0));
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherEvents);
+    }
+    SECTION("host memory") {
+        f.phase(PhaseKind::Push);
+        f.event(Ev::alloc(0, 0x1000, 8, Api::cudaMallocHost, Kind::HostPinned));
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherEvents);
+    }
+    SECTION("an address allocated again while live") {
+        f.phase(PhaseKind::Push);
+        f.alloc(0x1000, 8);
+        f.alloc(0x1000, 8);
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kOtherEvents);
+    }
+    SECTION("failed calls change nothing") {
+        f.phase(PhaseKind::Push);
+        f.event(Ev::failed(0, 1 << 30, 2, 0, 0));
+        f.alloc(0x1000, 8);
+        Event refused = Ev::free(0, 0x1000);
+        refused.result = 1; // refused: still allocated
+        f.event(refused);
+        const PhaseAccount a = f.closed(f.phase(PhaseKind::Pop));
+        CHECK(a.unsettled == 0);
+        CHECK(a.live_allocations == 1);
+    }
+}
+
+TEST_CASE("a stack whose live bytes from the phase take three levels may grow") {
+    Feed f;
+    SECTION("one buffer at a time, the same size, many times: no growth") {
+        f.phase(PhaseKind::Push);
+        for (uint64_t i = 0; i < 10; ++i) {
+            f.alloc(0x1000 + i * 0x100, 64);
+            f.free(0x1000 + i * 0x100);
+        }
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == 0);
+    }
+    SECTION("two at once: two levels, no growth") {
+        f.phase(PhaseKind::Push);
+        f.alloc(0x1000, 64);
+        f.alloc(0x2000, 64);
+        f.free(0x1000);
+        f.free(0x2000);
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == 0);
+    }
+    SECTION("three at once") {
+        f.phase(PhaseKind::Push);
+        f.alloc(0x1000, 64);
+        f.alloc(0x2000, 64);
+        f.alloc(0x3000, 64);
+        f.free(0x1000);
+        f.free(0x2000);
+        f.free(0x3000);
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kMayGrow);
+    }
+    SECTION("growing sizes, one at a time") {
+        f.phase(PhaseKind::Push);
+        for (uint64_t size : {64, 128, 256}) {
+            f.alloc(0x1000, size);
+            f.free(0x1000);
+        }
+        CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kMayGrow);
+    }
+    SECTION("three stacks, one buffer each") {
+        f.phase(PhaseKind::Push);
+        for (uint32_t stack : {1, 2, 3}) {
+            f.alloc(0x1000 * stack, 64, stack);
+        }
+        for (uint32_t stack : {1, 2, 3}) {
+            f.free(0x1000 * stack);
+        }
+        const PhaseAccount a = f.closed(f.phase(PhaseKind::Pop));
+        CHECK(a.unsettled == 0);
+        CHECK(a.peak_increase_bytes == 192);
+    }
+}
+
+TEST_CASE("a pause in the phase unsettles it") {
+    Feed f;
+    f.phase(PhaseKind::Push);
+    uint8_t body[64], framed[80];
+    gmt::format::ByteWriter w(body, sizeof body);
+    gmt::format::encodeRecording(w, {});
+    gmt::format::ByteWriter r(framed, sizeof framed);
+    gmt::format::appendRecord(r, gmt::format::RecordTag::Recording, body, w.size());
+    f.accounting.onRecord(1, framed, static_cast<uint32_t>(r.size()));
+    CHECK(f.closed(f.phase(PhaseKind::Pop)).unsettled == kPaused);
+}
+
+TEST_CASE("past its bound the accounting overflows rather than forgets") {
+    Feed f;
+    f.phase(PhaseKind::Push);
+    for (uint64_t i = 0; i <= PhaseAccounting::kMaxLive; ++i) {
+        f.alloc(0x1000 + i * 16, 16, static_cast<uint32_t>(i % 2));
+    }
+    const PhaseAccount a = f.closed(f.phase(PhaseKind::Pop));
+    CHECK((a.unsettled & kOverflow) != 0);
+}
+
+TEST_CASE("the pushing thread's side: the pop that closed an accounted phase, and drops") {
+    phase_accounting::resetThread();
+    phase_accounting::accountThread(kTest);
+    uint64_t pop = 0, dropped = 0;
+    phase_accounting::claimed(PhaseKind::Push, kTest, true, 10, 5, 5);
+    phase_accounting::claimed(PhaseKind::Push, kTest, true, 12, 5, 5);
+    phase_accounting::claimed(PhaseKind::Pop, kTest, true, 14, 6, 6);
+    CHECK_FALSE(phase_accounting::lastPop(pop, dropped)); // the nested pop
+    phase_accounting::claimed(PhaseKind::Pop, kTest, true, 20, 7, 7);
+    REQUIRE(phase_accounting::lastPop(pop, dropped));
+    CHECK(pop == 20);
+    CHECK(dropped == 2);
+
+    SECTION("a record of the phase lost: unknown") {
+        phase_accounting::claimed(PhaseKind::Push, kTest, true, 30, 7, 7);
+        phase_accounting::claimed(PhaseKind::Mark, kTest, false, 0, 7, 8);
+        phase_accounting::claimed(PhaseKind::Pop, kTest, true, 40, 8, 8);
+        CHECK_FALSE(phase_accounting::lastPop(pop, dropped));
+    }
+    SECTION("another thread's push is not accounted") {
+        phase_accounting::claimed(PhaseKind::Push, kOther, true, 30, 7, 7);
+        phase_accounting::claimed(PhaseKind::Pop, kOther, true, 40, 8, 8);
+        CHECK_FALSE(phase_accounting::lastPop(pop, dropped));
+    }
+}
