@@ -553,9 +553,28 @@ def block_server(name, requests, env=None, mode=None):
         return json.load(f), os.path.join(ARGS.workdir, traces[0]), r
 
 
-def same_figures(name, full_trace, aggregated_trace):
+def same_figures(name, full_trace, aggregated_trace, phases=True):
+    """`phases`: the run marks phases; without, growth comes from the allocation pattern,
+    which aggregate mode gives up (docs/configuration.md), and is not compared."""
     full, agg = report(full_trace), report(aggregated_trace)
-    diff = first_difference(figures(full), figures(agg))
+    ff, fa = figures(full), figures(agg)
+    if not phases:
+        for f in (ff, fa):
+            del f["growth"], f["iterations"]
+    # The space inside the segments at the tensor peak: the analysis skips measurements its
+    # budget of walk steps per replayed event cannot pay (analysis.cpp kWalkStepsPerEvent),
+    # marking the one it keeps not exact. An aggregated trace replays fewer events between
+    # peaks, so where the full trace's is not exact, the aggregated one's may be, and is then
+    # compared with the tensor peak it was measured at.
+    for i, frag in enumerate((ff["caching_allocator"] or {}).get("fragmentation", [])):
+        if not frag["exact"]:
+            other = fa["caching_allocator"]["fragmentation"][i]
+            expect(not other["exact"] or other["allocated_bytes"] ==
+                   agg["caching_allocator"]["tensor_peak"]["bytes"],
+                   f"{name}: an exact measurement is the tensor peak's: {other}")
+            ff["caching_allocator"]["fragmentation"][i] = other = None
+            fa["caching_allocator"]["fragmentation"][i] = None
+    diff = first_difference(ff, fa)
     expect(diff is None, f"{name}: the aggregated trace's figures are the full trace's; "
                          f"first difference: {diff}")
     a = agg["processes"][0].get("aggregate")
@@ -576,7 +595,7 @@ def test_aggregate_blocks():
         result = os.path.join(ARGS.workdir, scenario + ".agg.json")
         _, agg = traced(scenario + "_agg", [ARGS.python, os.path.join(PROGRAMS, "torch_like.py"),
                                             scenario, result], AGGREGATE)
-        same_figures(scenario, full, agg)
+        same_figures(scenario, full, agg, phases=False)
     stats, full, _ = block_server("server_full", 3000)
     _, agg, _ = block_server("server_agg", 3000, AGGREGATE)
     f, a = same_figures("block_server", full, agg)
@@ -584,9 +603,10 @@ def test_aggregate_blocks():
     expect(d["allocated_peak_bytes"] == stats["max_allocated"] and
            d["reserved_peak_bytes"] == stats["max_reserved"],
            f"the tensor and segment peaks are PyTorch's: {d} vs {stats}")
-    expect(len(a["growth"]) >= 1 and len(a["phases"]) >= 1, "growth and phases compared")
+    expect(len(a["phases"]) >= 1 and a["iterations"][0]["boundaries"] == 3000,
+           f"phases and the phase clock compared: {a['iterations']}")
     agg_info = a["processes"][0]["aggregate"]
-    expect(agg_info["folded_allocations"] > 3000 * 5,
+    expect(agg_info["folded_allocations"] > 3000 * 4,
            f"the requests' blocks are folded: {agg_info}")
     expect(agg_info["kept_events"] < 3000, f"few events kept: {agg_info}")
     text = gmt("report", agg)
