@@ -7,7 +7,8 @@
 # WORKLOAD=raw [default]: tests/recorder/programs/aggregate_story.cpp `loop N`: N events,
 # N/2 allocate/free pairs, on the simulated CUDA. WORKLOAD=blocks: a PyTorch-like server's
 # block events, tests/frameworks/programs/block_server.cpp on the stand-in libc10_cuda.so
-# (REQUESTS requests, each a phase: about 21 block events per request). It runs once in full
+# (`steady`: REQUESTS requests with the same live set, no phase marks: about 15 block events
+# per request). It runs once in full
 # mode and once with GPUMEMTRACE_MODE=aggregate, and prints per mode the wall time, the
 # trace's size (apparent, and the blocks it takes on disk: the checkpoint regions are holes
 # until written) and what `gpumemtrace report` finds (the same in both): allocations and
@@ -29,7 +30,7 @@ raw)
     command=("$BUILD/tests/recorder/programs/aggregate_story" loop "$EVENTS")
     ;;
 blocks)
-    command=("$BUILD/tests/frameworks/gmt_block_server" "$REQUESTS" /dev/null)
+    command=("$BUILD/tests/frameworks/gmt_block_server" "$REQUESTS" /dev/null steady)
     export FAKE_TORCH=$BUILD/tests/frameworks/fake_torch
     ;;
 *)
