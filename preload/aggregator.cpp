@@ -5,8 +5,11 @@
 #include <gpumemtrace/format/event_codec.h>
 #include <gpumemtrace/format/record_codec.h>
 
+#include <span>
+
 namespace gmt::preload {
 
+using format::BlockAction;
 using format::Event;
 using format::Kind;
 using format::Op;
@@ -120,6 +123,13 @@ void Aggregator::fold(const Event& alloc, uint64_t alloc_pos, uint64_t free_pos)
     ++summary_.folded_frees;
 }
 
+void Aggregator::maybePrune() {
+    if (holders_.size() + block_holders_.size() + segment_holders_.size() >=
+        2 * holders_after_prune_ + 1024) {
+        pruneHolders();
+    }
+}
+
 // A holder stops mattering once a higher peak of each of its scopes came after its free.
 void Aggregator::pruneHolders() {
     std::erase_if(holders_, [&](const Holder& h) {
@@ -129,7 +139,18 @@ void Aggregator::pruneHolders() {
         fold(h.alloc.event, h.alloc.pos, h.free.pos);
         return true;
     });
-    holders_after_prune_ = holders_.size();
+    std::erase_if(block_holders_, [&](const Block& b) {
+        if (blocks_unfolded_ || blockRelevant(b.alloc.pos, b.free_completed.pos + 1, b.device)) {
+            return false;
+        }
+        foldBlock(b);
+        return true;
+    });
+    std::erase_if(segment_holders_, [&](const Segment& s) {
+        return !blocks_unfolded_ &&
+               !blockRelevant(s.alloc.pos, s.free.pos + 1, s.alloc.event.device);
+    });
+    holders_after_prune_ = holders_.size() + block_holders_.size() + segment_holders_.size();
 }
 
 void Aggregator::onEvent(uint64_t pos, const Event& e) {
@@ -139,6 +160,10 @@ void Aggregator::onEvent(uint64_t pos, const Event& e) {
         if (keep(pos, e, true)) {
             pin(pos);
         }
+        return;
+    }
+    if (e.op == Op::Block) {
+        onBlock(pos, e);
         return;
     }
     const Kind kind = kindOf(e);
@@ -162,9 +187,7 @@ void Aggregator::onEvent(uint64_t pos, const Event& e) {
             charge(alloc.event, pos, false);
             if (relevant(alloc.pos, pos, alloc.event)) {
                 holders_.push_back({alloc, {pos, e}});
-                if (holders_.size() >= 2 * holders_after_prune_ + 1024) {
-                    pruneHolders();
-                }
+                maybePrune();
             } else {
                 fold(alloc.event, alloc.pos, pos);
             }
@@ -172,7 +195,7 @@ void Aggregator::onEvent(uint64_t pos, const Event& e) {
         }
     }
     // Everything else stays as it is: a free of what was not folded here (arrays, an
-    // address never given), VMM, pools, contexts, teardown, caching-allocator blocks.
+    // address never given), VMM, pools, contexts, teardown.
     keep(pos, e, false);
 }
 
@@ -204,7 +227,12 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         const format::PhaseTotals* totals;
     };
     std::vector<Item> items;
-    items.reserve(live_.size() + 2 * holders_.size() + kept_.size() + 2 * phases_.size());
+    size_t block_events = segment_holders_.size() * 2 + block_holders_.size() * 3;
+    for (const auto& [device, d] : block_devices_) {
+        block_events += d.segments.size() + 2 * d.blocks.size();
+    }
+    items.reserve(live_.size() + 2 * holders_.size() + kept_.size() + 2 * phases_.size() +
+                  block_events);
     auto event = [&](const Entry& entry) {
         items.push_back({2 * entry.pos, &entry.event, nullptr, nullptr});
     };
@@ -218,6 +246,30 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
     for (const Entry& entry : kept_) {
         event(entry);
     }
+    auto block = [&](const Block& b) {
+        event(b.alloc);
+        if (b.free_requested.event.op == Op::Block) {
+            event(b.free_requested);
+        }
+        if (b.free_completed.event.op == Op::Block) {
+            event(b.free_completed);
+        }
+    };
+    for (const auto& [device, d] : block_devices_) {
+        for (const auto& [address, segment] : d.segments) {
+            event(segment.alloc);
+        }
+        for (const auto& [address, b] : d.blocks) {
+            block(b);
+        }
+    }
+    for (const Block& b : block_holders_) {
+        block(b);
+    }
+    for (const Segment& segment : segment_holders_) {
+        event(segment.alloc);
+        event(segment.free);
+    }
     for (size_t i = 0; i < phases_.size(); ++i) {
         items.push_back({2 * phases_[i].first, nullptr, &phases_[i].second, nullptr});
         const uint64_t end = i + 1 < phases_.size() ? 2 * phases_[i + 1].first - 1 : UINT64_MAX;
@@ -226,7 +278,7 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
     std::sort(items.begin(), items.end(),
               [](const Item& a, const Item& b) { return a.key < b.key; });
 
-    // The site totals and the summary first (a summary's varints take at most 100 bytes).
+    // The site totals and the summary first (a summary's varints take at most 110 bytes).
     std::vector<uint8_t> head(128 + sites_.size() * 64);
     uint32_t records = 0;
     size_t head_size = 128; // the summary goes before, once its counts are known
@@ -271,7 +323,7 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         ++written;
     }
     records += static_cast<uint32_t>(written);
-    summary_.kept_events = live_.size() + 2 * holders_.size() + kept_.size();
+    summary_.kept_events = live_.size() + 2 * holders_.size() + kept_.size() + block_events;
     summary_.over_budget = items.size() - written;
     summary_.budget = region_bytes_;
     summary_.sequence = sequence;
@@ -292,6 +344,257 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         ++records;
     }
     return records;
+}
+
+// ---- The tensor level: a caching allocator's blocks -------------------------------------
+
+void Aggregator::onCachingAllocator(const uint8_t* record, uint32_t length) {
+    format::ByteReader r(std::span<const uint8_t>(record, length));
+    r.byte(); // the tag
+    const uint64_t size = r.varint();
+    format::CachingAllocatorInfo info;
+    if (r.ok() && size <= r.remaining() && format::decodeCachingAllocator(r, info)) {
+        rules_ = format::AllocatorRules::parse(info.config);
+    }
+}
+
+void Aggregator::chargeBlock(int key, uint64_t bytes, uint64_t pos, bool added) {
+    Scope& s = scopes_[key];
+    if (added) {
+        s.live += bytes;
+        if (s.live > s.peak) { // strictly, as BlockTracker and LiveAccounting
+            s.peak = s.live;
+            s.peak_pos = pos;
+            s.settle_pos = UINT64_MAX;
+        }
+    } else {
+        s.live -= std::min(s.live, bytes);
+    }
+}
+
+// BlockTracker's gate: the tensor peak's pending space measurement is taken at the first
+// end of a block or segment after it.
+void Aggregator::gateBlocks(uint64_t pos) {
+    Scope& s = scopes_[kBlockTotal];
+    if (s.settle_pos == UINT64_MAX) {
+        s.settle_pos = pos;
+    }
+}
+
+bool Aggregator::blockRelevant(uint64_t from, uint64_t to, int device) const {
+    // A moment `at` lies in [from, to).
+    auto point = [&](int key) {
+        auto it = scopes_.find(key);
+        return it != scopes_.end() && it->second.peak > 0 && it->second.peak_pos >= from &&
+               it->second.peak_pos < to;
+    };
+    if (point(kBlockDeviceBase - 1 - device) || point(kReservedDeviceBase - 1 - device) ||
+        point(kTotal) || point(kDeviceBase + 1 + device)) {
+        return true;
+    }
+    if (auto it = scopes_.find(kBlockTotal); it != scopes_.end() && it->second.peak > 0 &&
+                                             it->second.peak_pos < to &&
+                                             it->second.settle_pos >= from) {
+        return true;
+    }
+    if (!phases_.empty() && segment_.peak_pos >= from && segment_.peak_pos < to) {
+        return true;
+    }
+    for (const Range& r : oom_ranges_) {
+        if (r.from < to && r.to >= from) {
+            return true;
+        }
+    }
+    // An OOM to come would pin what was there since the device's last block alloc.
+    if (auto d = block_devices_.find(device); d != block_devices_.end() &&
+                                              oom_ranges_.size() < kMaxMeasuredOoms &&
+                                              to > d->second.last_alloc_pos) {
+        return true;
+    }
+    auto pin = std::lower_bound(pins_.begin(), pins_.end(), from);
+    return pin != pins_.end() && *pin < to;
+}
+
+void Aggregator::keepBlock(BlockDevice& d, const Block& b) {
+    // Its segment is kept too: the analysis places a block inside one.
+    auto seg = d.segments.upper_bound(b.alloc.event.address);
+    if (seg != d.segments.begin()) {
+        std::prev(seg)->second.keep = true;
+    }
+    kept_.push_back(b.alloc);
+    if (b.free_requested.event.op == Op::Block) {
+        kept_.push_back(b.free_requested);
+    }
+    if (b.free_completed.event.op == Op::Block) {
+        kept_.push_back(b.free_completed);
+    }
+}
+
+void Aggregator::foldBlock(const Block& b) {
+    const Event& e = b.alloc.event;
+    const uint64_t bytes = e.actual_size;
+    format::SiteTotals& t = sites_[{e.stack_id, e.device, static_cast<uint8_t>(Kind::Block)}];
+    t.stack = e.stack_id;
+    t.device = e.device;
+    t.kind = static_cast<uint8_t>(Kind::Block);
+    ++t.allocations;
+    t.bytes += bytes;
+    t.largest = std::max(t.largest, bytes);
+    ++summary_.folded_allocations;
+    summary_.folded_bytes += bytes;
+    ++summary_.folded_frees;
+    if (e.flags & format::kFlagBlockEstimated) {
+        ++summary_.folded_estimated_blocks;
+    }
+}
+
+// A block leaves the mirror (free_completed, or its segment given back): held while it
+// matters, else folded.
+void Aggregator::endBlock(BlockDevice& d, std::map<uint64_t, Block>::iterator it, uint64_t pos) {
+    Block& b = it->second;
+    const uint64_t bytes = b.end - it->first;
+    if (b.allocated) {
+        chargeBlock(kBlockTotal, bytes, pos, false);
+        chargeBlock(kBlockDeviceBase - 1 - b.device, bytes, pos, false);
+    }
+    if (b.damaged || b.allocated || blocks_unfolded_) {
+        keepBlock(d, b);
+    } else if (blockRelevant(b.alloc.pos, b.free_completed.pos + 1, b.device)) {
+        block_holders_.push_back(std::move(b));
+        maybePrune();
+    } else {
+        foldBlock(b);
+    }
+    d.blocks.erase(it);
+}
+
+void Aggregator::blockAlloc(uint64_t pos, const Event& e, BlockDevice& d) {
+    const uint64_t a = e.address;
+    bool damaged = false;
+    if (auto it = d.blocks.find(a); it != d.blocks.end()) {
+        it->second.damaged = true; // given again without its free: the analysis ends it here
+        endBlock(d, it, pos);
+        damaged = true;
+    }
+    auto seg = d.segments.upper_bound(a);
+    const bool in_segment = seg != d.segments.begin() && a < std::prev(seg)->second.end;
+    if (!in_segment || blocks_unfolded_) {
+        // Outside what the mirror knows (an expandable segment, damage): kept as it is, the
+        // analysis places it; the mirror no longer knows the sizes, so it folds no more.
+        blocks_unfolded_ = true;
+        kept_.push_back({pos, e});
+        return;
+    }
+    Segment& s = std::prev(seg)->second;
+    auto next = d.blocks.lower_bound(a);
+    const uint64_t free_end = next != d.blocks.end() ? std::min(next->first, s.end) : s.end;
+    const bool overlaps = next != d.blocks.begin() && std::prev(next)->second.end > a;
+    const format::AllocatorRules::Carved c =
+        rules_.carve(a, e.size, true, free_end, false, overlaps);
+    Block b;
+    b.alloc = {pos, e};
+    b.alloc.event.actual_size = c.bytes;
+    b.alloc.event.flags |= format::kFlagBlockSized | (c.exact ? 0 : format::kFlagBlockEstimated);
+    b.end = a + c.bytes;
+    b.device = e.device;
+    b.damaged = damaged;
+    d.blocks.emplace(a, b);
+    d.last_alloc_pos = pos;
+    chargeBlock(kBlockTotal, c.bytes, pos, true);
+    chargeBlock(kBlockDeviceBase - 1 - e.device, c.bytes, pos, true);
+}
+
+void Aggregator::onBlock(uint64_t pos, const Event& e) {
+    const auto action = static_cast<BlockAction>(e.api);
+    switch (action) {
+    case BlockAction::FreeRequested:
+    case BlockAction::FreeCompleted:
+    case BlockAction::SegmentFree:
+    case BlockAction::SegmentUnmap:
+        gateBlocks(pos);
+        break;
+    default:
+        break;
+    }
+    // As BlockTracker: no allocator hands out more than 2^48 bytes; such an event is damage.
+    constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
+    if (e.size > kMaxBytes || e.address > UINT64_MAX - kMaxBytes) {
+        kept_.push_back({pos, e});
+        return;
+    }
+    BlockDevice& d = block_devices_[e.device];
+    switch (action) {
+    case BlockAction::Alloc:
+        blockAlloc(pos, e, d);
+        return;
+    case BlockAction::FreeRequested: {
+        auto it = d.blocks.find(e.address);
+        if (it == d.blocks.end() || !it->second.allocated) {
+            break; // the analysis counts it unmatched
+        }
+        Block& b = it->second;
+        b.allocated = false;
+        b.free_requested = {pos, e};
+        // Blocks the interpreter frees at exit are listed by site: kept.
+        b.damaged |= (e.flags & format::kFlagInterpreterExiting) != 0;
+        chargeBlock(kBlockTotal, b.end - it->first, pos, false);
+        chargeBlock(kBlockDeviceBase - 1 - b.device, b.end - it->first, pos, false);
+        return;
+    }
+    case BlockAction::FreeCompleted: {
+        auto it = d.blocks.find(e.address);
+        if (it == d.blocks.end()) {
+            break;
+        }
+        it->second.free_completed = {pos, e};
+        it->second.damaged |= it->second.allocated; // its request was not recorded
+        endBlock(d, it, pos);
+        return;
+    }
+    case BlockAction::SegmentAlloc: {
+        if (blocks_unfolded_ || d.segments.contains(e.address)) {
+            blocks_unfolded_ = true;
+            break;
+        }
+        d.segments[e.address] = Segment{e.address + e.size, {pos, e}, {}};
+        chargeBlock(kReservedDeviceBase - 1 - e.device, e.size, pos, true);
+        return;
+    }
+    case BlockAction::SegmentFree: {
+        auto it = d.segments.find(e.address);
+        if (it == d.segments.end()) {
+            break;
+        }
+        Segment s = std::move(it->second);
+        d.segments.erase(it);
+        s.free = {pos, e};
+        chargeBlock(kReservedDeviceBase - 1 - e.device, e.size, pos, false);
+        bool damaged = false;
+        for (auto b = d.blocks.lower_bound(e.address); b != d.blocks.end() && b->first < s.end;) {
+            damaged = true; // their frees are missing: the analysis ends them here
+            b->second.damaged = true;
+            endBlock(d, b++, pos);
+        }
+        if (damaged || s.keep || blocks_unfolded_ || s.alloc.event.size != e.size) {
+            kept_.push_back(s.alloc);
+            kept_.push_back(s.free);
+        } else if (blockRelevant(s.alloc.pos, pos + 1, e.device)) {
+            segment_holders_.push_back(std::move(s));
+            maybePrune();
+        }
+        return;
+    }
+    case BlockAction::Oom:
+        if (oom_ranges_.size() < kMaxMeasuredOoms) {
+            // Its measurement: the segments then, and those given back since the last alloc.
+            oom_ranges_.push_back({d.last_alloc_pos, pos});
+        }
+        break;
+    default: // expandable segments' maps and unmaps: not mirrored
+        blocks_unfolded_ = true;
+        break;
+    }
+    kept_.push_back({pos, e});
 }
 
 } // namespace gmt::preload

@@ -13,9 +13,22 @@
 //     its scopes (the process's device-resident total, its device, its kind) or at a pin
 //     (a phase mark: growth compares live bytes per site at iteration boundaries, which are
 //     phase marks; a failure: its live bytes); a later higher peak lets it go;
-//   - every other event (failures, frees of unknown addresses, VMM, pools, teardown,
-//     caching-allocator blocks) is kept as it is; errors past format::kMaxKeptErrors are
-//     only counted;
+//   - a caching allocator's blocks (Op::Block) the same way at the tensor level: the
+//     aggregator rebuilds each block's size as the analysis does (format/allocator_rules.h)
+//     from the segments and blocks alive then, so it knows the tensor-level peaks (the
+//     process's, each device's) and the segment-level one (each device's reserved bytes);
+//     a block is kept, from its alloc to its free_completed, when it was in its segment at
+//     one of those, at a pin, or at the moment the analysis measures the space inside the
+//     segments after the tensor peak (the next end of a block or segment); a segment
+//     (segment_alloc to segment_free) likewise; a kept block carries its rebuilt size
+//     (kFlagBlockSized), since the neighbours it was carved between may be folded. A
+//     caching allocator's out-of-memory pins everything from the device's last block
+//     alloc before it (what it had released since). Damaged sequences (a block given
+//     twice, a free the mirror cannot place, a segment freed with blocks in it) are kept
+//     whole, as are expandable segments' maps and unmaps: from the first one on, no block
+//     is folded any more (their joined ranges are not mirrored here);
+//   - every other event (failures, frees of unknown addresses, VMM, pools, teardown)
+//     is kept as it is; errors past format::kMaxKeptErrors are only counted;
 //   - what is let go is counted per site (format::SiteTotals) and per stretch between
 //     phase marks (format::PhaseTotals); the moment of most live bytes in each such stretch
 //     is a pin too (the peak of the phases current there).
@@ -24,6 +37,7 @@
 #pragma once
 
 #include <gpumemtrace/format/aggregate.h>
+#include <gpumemtrace/format/allocator_rules.h>
 #include <gpumemtrace/format/event.h>
 
 #include <cstdint>
@@ -43,6 +57,8 @@ class Aggregator {
     void onEvent(uint64_t pos, const format::Event& e);
     // A Phase record (framed: tag, length, body) at ring position `pos`.
     void onPhase(uint64_t pos, const uint8_t* record, uint32_t length);
+    // A CachingAllocator record (framed): the settings its block sizes follow.
+    void onCachingAllocator(const uint8_t* record, uint32_t length);
     // The trailer (framed record) that ends the next checkpoint; empty: none.
     void setTrailer(const uint8_t* record, size_t length) {
         trailer_.assign(record, record + length);
@@ -68,9 +84,55 @@ class Aggregator {
         uint64_t live = 0;
         uint64_t peak = 0;
         uint64_t peak_pos = 0;
+        // Up to when the peak's live set lasts for the analysis: the block peak's space is
+        // measured at the next end (BlockTracker's gate); UINT64_MAX: not yet.
+        uint64_t settle_pos = 0;
     };
-    // Scope keys: the resident total, a device, a kind.
+    // Scope keys: the resident total, a device, a kind; the tensor level's total and
+    // devices, the segment level's devices.
     static constexpr int kTotal = 0, kKindBase = 1, kDeviceBase = 64;
+    static constexpr int kBlockTotal = -1, kBlockDeviceBase = -100000,
+                         kReservedDeviceBase = -200000;
+
+    // A caching allocator's block as the aggregator mirrors it (BlockTracker's).
+    struct Block {
+        uint64_t end = 0;
+        Entry alloc; // kFlagBlockSized, actual_size: its size
+        Entry free_requested;
+        Entry free_completed;
+        bool allocated = true;
+        bool damaged = false; // kept whole
+        int device = 0;
+    };
+    struct Segment {
+        uint64_t end = 0;
+        Entry alloc;
+        Entry free;
+        bool keep = false; // a block kept whole lay in it
+    };
+    struct BlockDevice {
+        std::map<uint64_t, Segment> segments; // not expandable
+        std::map<uint64_t, Block> blocks;
+        uint64_t last_alloc_pos = 0;
+    };
+    // The caching allocator's OOMs whose space the analysis measures (as many as
+    // BlockTracker keeps, analyzer/analysis/caching/block_tracker.h).
+    static constexpr size_t kMaxMeasuredOoms = 100;
+    struct Range {
+        uint64_t from = 0, to = 0;
+    };
+
+    void onBlock(uint64_t pos, const format::Event& e);
+    void blockAlloc(uint64_t pos, const format::Event& e, BlockDevice& d);
+    void endBlock(BlockDevice& d, std::map<uint64_t, Block>::iterator it, uint64_t pos);
+    void chargeBlock(int key, uint64_t bytes, uint64_t pos, bool added);
+    void gateBlocks(uint64_t pos);
+    // Whether [from, to) of a block or segment holds a moment the analysis describes, or
+    // may yet (an OOM would pin the moments since the device's last block alloc).
+    bool blockRelevant(uint64_t from, uint64_t to, int device) const;
+    void foldBlock(const Block& b);
+    void keepBlock(BlockDevice& d, const Block& b);
+    void maybePrune();
 
     // Keeps `e` whole; false when it is an error past the bound (then only counted).
     bool keep(uint64_t pos, const format::Event& e, bool error);
@@ -101,6 +163,12 @@ class Aggregator {
     std::unordered_map<int, Scope> scopes_;
     std::map<std::tuple<uint32_t, int32_t, uint8_t>, format::SiteTotals> sites_;
     uint64_t kept_errors_ = 0;
+    format::AllocatorRules rules_;
+    std::map<int, BlockDevice> block_devices_;
+    std::vector<Block> block_holders_;
+    std::vector<Segment> segment_holders_;
+    std::vector<Range> oom_ranges_; // a caching allocator's OOMs the analysis measures
+    bool blocks_unfolded_ = false;  // expandable segments seen: blocks are kept whole
     std::vector<uint8_t> trailer_;
     std::vector<uint8_t> items_; // encode's scratch
 };

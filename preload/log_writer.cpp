@@ -216,6 +216,9 @@ void LogWriter::drainLocked(const Ends& ends) {
                 pos += parts;
                 continue;
             }
+            if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::CachingAllocator)) {
+                aggregator_->onCachingAllocator(blob_, length); // and to the log, below
+            }
             if (payload_size_ + length > kFrameCapacity) {
                 flushThrough(pos);
                 if (failed_) {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU host: the same PyTorch run recorded in full and in aggregate mode
 # (GPUMEMTRACE_MODE=aggregate, docs/configuration.md "Aggregate mode"), and their reports
-# compared: leaks, the peak, growth and failures must be the same figures; the trace sizes
-# and the disk they use are printed. The run is tests/gpu/torch_server.py: REQUESTS
+# compared: leaks, the peak, growth and failures must be the same figures, and at the
+# tensor level (PyTorch's block events, which aggregate mode folds too) each device's
+# tensor and segment peaks, the tensor peak's holders, the space inside the segments at it,
+# the blocks allocated, freed and left at exit; the trace sizes and the disk they use are
+# printed, and what the aggregated trace folded. The run is tests/gpu/torch_server.py: REQUESTS
 # requests (default 20000) with a slow planted leak, the same requests in the same order
 # each time.
 #   scripts/gpu-aggregate.sh BUNDLE OUT     (BUNDLE: scripts/gpu-bundle.sh's folder)
@@ -42,10 +45,23 @@ def figures(name):
     c = r.get("caching_allocator") or {}
     blocks = [(d["allocated_peak_bytes"], d["reserved_peak_bytes"])
               for p in c.get("processes", []) for d in p["devices"]]
+    block_counts = [(d["allocations"], d["frees"], d["allocated_end_bytes"],
+                     d["reserved_end_bytes"]) for p in c.get("processes", []) for d in p["devices"]]
+    tensor_peak = c.get("tensor_peak") or {}
+    holders = [(t["bytes"], t["allocations"]) for t in tensor_peak.get("top_sites", [])]
+    space = [(f["allocated_bytes"], f["reserved_bytes"], f["inactive_split_bytes"],
+              f["largest_free_bytes"]) for f in c.get("fragmentation", [])]
+    exits = [(p.get("exit_kept_bytes"), p.get("exit_kept_blocks"), p.get("exit_freed_bytes"),
+              p.get("exit_freed_blocks"), p["estimated_blocks"], p["unmatched_events"])
+             for p in c.get("processes", [])]
     return {"leaked": (s["leaked_bytes"], s["leaked_allocations"]), "peak": s["peak_bytes"],
             "allocations": s["allocations"], "failed": s["failed_allocations"],
             "errors": s["errors"], "leaks": leaks, "peak sites": peak, "growth": growth,
-            "tensor/segment peaks": blocks}
+            "tensor/segment peaks": blocks, "tensor peak": tensor_peak.get("bytes"),
+            "tensor peak holders": holders, "space at the tensor peak": space,
+            "blocks allocated/freed/end": block_counts, "blocks at exit": exits}
+a = json.load(open(f"{out}/aggregate.json"))["processes"][0].get("aggregate")
+print(f"aggregate: {a}")
 full, agg = figures("full"), figures("aggregate")
 for k in full:
     print(f"{'same' if full[k] == agg[k] else 'DIFFERENT'} {k}: full {full[k]!s:.200} / aggregate {agg[k]!s:.200}")

@@ -139,9 +139,18 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
         break;
     case format::RecordTag::AggregateSummary:
         p.aggregate = r.aggregate;
+        if (r.aggregate.folded_estimated_blocks > 0) {
+            blocksOf(p, process).addFoldedEstimated(r.aggregate.folded_estimated_blocks);
+        }
         break;
     case format::RecordTag::SiteTotals:
-        p.lifetimes->addFolded(r.site_totals);
+        // A caching allocator's folded blocks count at the tensor level, never with the
+        // process's own allocations (as their block events would).
+        if (r.site_totals.kind == static_cast<uint8_t>(format::Kind::Block)) {
+            blocksOf(p, process).addFolded(r.site_totals);
+        } else {
+            p.lifetimes->addFolded(r.site_totals);
+        }
         break;
     case format::RecordTag::PhaseTotals:
         p.phase_tracker->onEvent(p.last_time_ns, accounting_.processLive(process),

@@ -168,7 +168,8 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"folded_phases", r.aggregate.folded_phases},
                  {"budget", r.aggregate.budget},
                  {"over_budget", r.aggregate.over_budget},
-                 {"sequence", r.aggregate.sequence}};
+                 {"sequence", r.aggregate.sequence},
+                 {"folded_estimated_blocks", r.aggregate.folded_estimated_blocks}};
         break;
     case format::RecordTag::SiteTotals:
         j = Json{{"record", "site_totals"},

@@ -146,9 +146,10 @@ class TextReport {
     void aggregated(const AggregateReport& a) {
         out_.line("  AGGREGATED trace: " + std::to_string(a.events) + " events recorded, " +
                   std::to_string(a.kept_events) + " kept; " + std::to_string(a.folded_allocations) +
-                  " allocations (" + humanBytes(a.folded_bytes) +
+                  " allocations and caching-allocator blocks (" + humanBytes(a.folded_bytes) +
                   ") folded into per-site totals. No event-level timeline or per-event "
-                  "exports; leaks, peak, growth and failures are exact");
+                  "exports; leaks, peak, growth and failures are exact, at the tensor level "
+                  "too");
         if (a.over_budget > 0) {
             out_.line({{"  OVER BUDGET: ", Tone::Bad},
                        {std::to_string(a.over_budget) + " events did not fit a checkpoint of " +

@@ -9,7 +9,7 @@ One case per process, as ctest runs them:
 
     frameworks_test.py --case NAME --python TRACED_PYTHON --gpumemtrace BIN --preload LIB
         --cudasim DIR --fake-torch DIR --fake-torch-future DIR --fake-cublas DIR
-        --allocs BIN --workdir DIR
+        --allocs BIN --block-server BIN --workdir DIR
 
 Exit 0 pass, 1 fail, 77 skipped (the simulated CUDA or the traced interpreter is missing).
 """
@@ -484,12 +484,180 @@ def test_memory_viz():
            f"memory_stats {end}")
 
 
+# ----- aggregated traces of block events (preload/aggregator.h) ---------------------------
+
+AGGREGATE = {"GPUMEMTRACE_MODE": "aggregate"}
+# What differs between two runs of one program: times, pids, addresses (ASLR), file names.
+VOLATILE = {"time_ns", "pid", "ppid", "trace_file", "address", "start_mono_ns", "start_wall_ns",
+            "duration_ns", "first_time_ns", "last_time_ns", "offset_ns"}
+
+
+def stripped(value):
+    if isinstance(value, dict):
+        return {k: stripped(v) for k, v in value.items()
+                if k not in VOLATILE and not k.endswith("_time_ns")}
+    if isinstance(value, list):
+        return [stripped(v) for v in value]
+    return value
+
+
+def figures(rep):
+    """The figures a full and an aggregated trace of one run must agree on: leaks, the
+    peak and its holders, growth, phases, failures, errors and the tensor level (tensor and
+    segment peaks per device, their holders, the space inside the segments at the peak and
+    at OOMs, blocks at exit, estimated and unmatched blocks)."""
+    f = {k: stripped(rep.get(k)) for k in ("summary", "leaks", "peak", "growth", "iterations",
+                                            "phases", "failures", "errors",
+                                            "caching_allocator")}
+    proc = rep["processes"][0]
+    f["process"] = {k: proc.get(k) for k in ("allocations", "frees", "failed_allocations",
+                                             "errors", "leaked_bytes")}
+    return f
+
+
+def first_difference(a, b, path=""):
+    if type(a) is not type(b):
+        return f"{path}: {a!r} vs {b!r}"
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}: only in {'full' if k in a else 'aggregated'}"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} vs {len(b)} entries"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{path}: {a!r} vs {b!r}"
+
+
+def block_server(name, requests, env=None, mode=None):
+    """Runs block_server traced; returns (its statistics, trace path, the run)."""
+    result = os.path.join(ARGS.workdir, name + ".json")
+    command = [ARGS.block_server, str(requests), result] + ([mode] if mode else [])
+    run_env = base_env()
+    run_env.update({"LD_PRELOAD": ARGS.preload,
+                    "GPUMEMTRACE_OUTPUT": os.path.join(ARGS.workdir, name + ".%p.gmtrace")})
+    run_env.update(env or {})
+    r = subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=600)
+    traces = [f for f in os.listdir(ARGS.workdir)
+              if f.startswith(name + ".") and f.endswith(".gmtrace")]
+    expect(len(traces) == 1, f"one trace, not {traces}", r)
+    with open(result) as f:
+        return json.load(f), os.path.join(ARGS.workdir, traces[0]), r
+
+
+def same_figures(name, full_trace, aggregated_trace, phases=True):
+    """`phases`: the run marks phases; without, growth comes from the allocation pattern,
+    which aggregate mode gives up (docs/configuration.md), and is not compared."""
+    full, agg = report(full_trace), report(aggregated_trace)
+    ff, fa = figures(full), figures(agg)
+    if not phases:
+        for f in (ff, fa):
+            del f["growth"], f["iterations"]
+    # The space inside the segments at the tensor peak: the analysis skips measurements its
+    # budget of walk steps per replayed event cannot pay (analysis.cpp kWalkStepsPerEvent),
+    # marking the one it keeps not exact. An aggregated trace replays fewer events between
+    # peaks, so where the full trace's is not exact, the aggregated one's may be, and is then
+    # compared with the tensor peak it was measured at.
+    for i, frag in enumerate((ff["caching_allocator"] or {}).get("fragmentation", [])):
+        if not frag["exact"]:
+            other = fa["caching_allocator"]["fragmentation"][i]
+            expect(not other["exact"] or other["allocated_bytes"] ==
+                   agg["caching_allocator"]["tensor_peak"]["bytes"],
+                   f"{name}: an exact measurement is the tensor peak's: {other}")
+            ff["caching_allocator"]["fragmentation"][i] = other = None
+            fa["caching_allocator"]["fragmentation"][i] = None
+    diff = first_difference(ff, fa)
+    expect(diff is None, f"{name}: the aggregated trace's figures are the full trace's; "
+                         f"first difference: {diff}")
+    a = agg["processes"][0].get("aggregate")
+    expect(a is not None and a["over_budget"] == 0, f"{name}: aggregated, within budget: {a}")
+    cf = subprocess.run([ARGS.gpumemtrace, "check", full_trace], capture_output=True, text=True)
+    ca = subprocess.run([ARGS.gpumemtrace, "check", aggregated_trace], capture_output=True,
+                        text=True)
+    expect(cf.returncode == ca.returncode, f"{name}: check gives the same verdict", ca)
+    return full, agg
+
+
+def test_aggregate_blocks():
+    """Block events folded: the PyTorch-like programs and a server, recorded in full and
+    aggregated, give the same figures at both levels; the server's blocks are mostly
+    folded, not kept."""
+    for scenario in ("train", "planted", "record_stream", "oom"):
+        _, full = torch_like(scenario)
+        result = os.path.join(ARGS.workdir, scenario + ".agg.json")
+        _, agg = traced(scenario + "_agg", [ARGS.python, os.path.join(PROGRAMS, "torch_like.py"),
+                                            scenario, result], AGGREGATE)
+        same_figures(scenario, full, agg, phases=False)
+    stats, full, _ = block_server("server_full", 3000)
+    _, agg, _ = block_server("server_agg", 3000, AGGREGATE)
+    f, a = same_figures("block_server", full, agg)
+    d = caching_of(a)["processes"][0]["devices"][0]
+    expect(d["allocated_peak_bytes"] == stats["max_allocated"] and
+           d["reserved_peak_bytes"] == stats["max_reserved"],
+           f"the tensor and segment peaks are PyTorch's: {d} vs {stats}")
+    expect(len(a["phases"]) >= 1 and a["iterations"][0]["boundaries"] == 3000,
+           f"phases and the phase clock compared: {a['iterations']}")
+    agg_info = a["processes"][0]["aggregate"]
+    expect(agg_info["folded_allocations"] > 3000 * 4,
+           f"the requests' blocks are folded: {agg_info}")
+    expect(agg_info["kept_events"] < 3000, f"few events kept: {agg_info}")
+    text = gmt("report", agg)
+    expect("AGGREGATED trace" in text and "blocks" in text,
+           "the text report says what was folded:\n" + text)
+
+
+def test_aggregate_blocks_bounded():
+    """Millions of block events of a server whose live set stays the same stay within a
+    small budget, with the tensor and segment peaks still PyTorch's own."""
+    requests = 350_000
+    budget = 1 << 20
+    stats, trace, r = block_server("bounded", requests,
+                                   {**AGGREGATE, "GPUMEMTRACE_AGGREGATE_BUDGET": "1M"}, "steady")
+    expect(r.returncode == 0, "block_server exits 0", r)
+    rep = report(trace)
+    a = rep["processes"][0]["aggregate"]
+    expect(a["events"] >= 5_000_000, f"millions of block events recorded: {a}")
+    expect(a["over_budget"] == 0, f"within budget: {a}")
+    size = os.path.getsize(trace)
+    on_disk = os.stat(trace).st_blocks * 512
+    bound = 4096 + (1 << 20) + budget + (256 << 10)  # prologue, ring, regions, definitions
+    expect(size <= bound and on_disk <= bound,
+           f"{size} bytes ({on_disk} on disk) within {bound}")
+    d = caching_of(rep)["processes"][0]["devices"][0]
+    expect(d["allocated_peak_bytes"] == stats["max_allocated"] and
+           d["reserved_peak_bytes"] == stats["max_reserved"] and
+           d["allocated_end_bytes"] == stats["allocated"],
+           f"the tensor and segment peaks are PyTorch's: {d} vs {stats}")
+
+
+def test_aggregate_blocks_killed():
+    """A server killed with SIGKILL: the last checkpoint and the ring still give its blocks
+    at the end (the answers it kept) and its peaks."""
+    stats, trace, r = block_server("killed", 20_000, AGGREGATE, "kill")
+    expect(r.returncode == -9, "killed by SIGKILL", r)
+    rep = report(trace)
+    expect(rep["processes"][0]["complete"] is False, "read as incomplete")
+    d = caching_of(rep)["processes"][0]["devices"][0]
+    expect(d["allocated_peak_bytes"] == stats["max_allocated"] and
+           d["allocated_end_bytes"] == stats["allocated"],
+           f"the peak and what was allocated at the kill: {d} vs {stats}")
+    gmt("check", trace, status=1)
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True)
     for option in ("python", "gpumemtrace", "preload", "cudasim", "fake-torch",
-                   "fake-torch-future", "fake-cublas", "allocs", "workdir"):
+                   "fake-torch-future", "fake-cublas", "allocs", "block-server", "workdir"):
         parser.add_argument("--" + option, required=True)
     ARGS = parser.parse_args()
     return run_case(globals(), ARGS)

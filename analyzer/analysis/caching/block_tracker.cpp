@@ -113,6 +113,19 @@ bool BlockTracker::onEvent(const format::Event& e, uint32_t phase) {
     return false;
 }
 
+void BlockTracker::addFolded(const format::SiteTotals& folded) {
+    DeviceTotals& t = totals_[folded.device];
+    addSaturating(t.allocations, folded.allocations);
+    addSaturating(t.frees, folded.allocations);
+    Charge c;
+    c.process = process_;
+    c.stack = folded.stack;
+    c.device = folded.device;
+    c.kind = format::Kind::Block;
+    c.bytes = folded.bytes;
+    accounting_.addFolded(c, folded.allocations);
+}
+
 void BlockTracker::alloc(Device& d, DeviceTotals& t, const format::Event& e, uint32_t phase) {
     const uint64_t a = e.address;
     if (auto it = d.blocks.find(a); it != d.blocks.end()) {
@@ -121,28 +134,26 @@ void BlockTracker::alloc(Device& d, DeviceTotals& t, const format::Event& e, uin
     }
     // The block is carved from the start of a free block: from `a` to the next block or the
     // segment's end. PyTorch splits it or hands out all of it (allocator_rules.h).
-    const uint64_t rounded = rules_.roundSize(e.size);
-    uint64_t bytes = rounded;
-    bool exact = rules_.exact;
     auto segment = segmentAt(d, a);
-    if (segment == d.segments.end()) {
-        exact = false;
+    const bool in_segment = segment != d.segments.end();
+    uint64_t free_end = 0;
+    bool overlaps = false;
+    if (!in_segment) {
         ++unmatched_;
     } else {
         auto next = d.blocks.lower_bound(a);
-        const uint64_t free_end = next != d.blocks.end()
-                                      ? std::min(next->first, segment->second.end)
-                                      : segment->second.end;
-        if (next != d.blocks.begin() && std::prev(next)->second.end > a) {
-            exact = false; // overlaps the block before it: something is missing
-        }
-        const uint64_t free_bytes = free_end - a;
-        if (free_bytes < rounded) {
-            exact = false;
-        } else if (!rules_.splits(free_bytes, rounded, segment->second.expandable)) {
-            bytes = free_bytes;
-        }
+        free_end = next != d.blocks.end() ? std::min(next->first, segment->second.end)
+                                          : segment->second.end;
+        overlaps = next != d.blocks.begin() && std::prev(next)->second.end > a;
     }
+    AllocatorRules::Carved carved = rules_.carve(
+        a, e.size, in_segment, free_end, in_segment && segment->second.expandable, overlaps);
+    if (e.flags & format::kFlagBlockSized) {
+        // An aggregated trace: rebuilt by the recorder while every block around it was known.
+        carved = {e.actual_size, (e.flags & format::kFlagBlockEstimated) == 0};
+    }
+    const uint64_t bytes = carved.bytes;
+    const bool exact = carved.exact;
     estimated_ += exact ? 0 : 1;
     Block b;
     b.end = saturatingAdd(a, bytes);

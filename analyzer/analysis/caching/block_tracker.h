@@ -18,6 +18,7 @@
 #include "analysis/live_accounting.h"
 #include "model/report.h"
 
+#include <gpumemtrace/format/aggregate.h>
 #include <gpumemtrace/format/event.h>
 
 #include <cstdint>
@@ -60,6 +61,12 @@ class BlockTracker {
     // change to the blocks comes through here (or releaseAll); one that ends a block or a
     // segment first takes the accounting's pending peak snapshot.
     bool onEvent(const format::Event& e, uint32_t phase);
+    // Blocks an aggregated trace folded (format/aggregate.h: allocated, freed and in their
+    // segment at no moment the report describes), of one site: counted in the device's
+    // allocations and frees and in what the site allocated, never replayed.
+    void addFolded(const format::SiteTotals& folded);
+    // Of those, `n` whose sizes the recorder could only estimate.
+    void addFoldedEstimated(uint64_t n) { estimated_ += n; }
     // The process ended: its blocks stop counting as live (kept for finish()).
     void releaseAll(uint64_t time_ns);
     // Blocks still allocated become leaks; call once, at the end.

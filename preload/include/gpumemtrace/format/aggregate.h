@@ -61,7 +61,11 @@ inline uint32_t checkpointChecksum(const CheckpointHeader& h, const uint8_t* pay
 // failure: only counted, in SiteTotals), kept_events, folded_errors (error events past
 // kMaxKeptErrors: counted only), folded_phases (phase records past kMaxKeptPhases),
 // budget (bytes of one checkpoint region), over_budget (events the last checkpoint could
-// not hold: its leaks and peak are then not exact), sequence (the checkpoint's).
+// not hold: its leaks and peak are then not exact), sequence (the checkpoint's); appended:
+// folded_estimated_blocks (of the folded allocations, a caching allocator's blocks whose
+// size the recorder could only estimate: the analysis counts them with its estimates).
+// The folded allocations and bytes include a caching allocator's blocks (their SiteTotals
+// have kind Block: bytes are the blocks' sizes as rebuilt, format/allocator_rules.h).
 struct AggregateSummary {
     uint64_t events = 0;
     uint64_t folded_allocations = 0;
@@ -73,6 +77,7 @@ struct AggregateSummary {
     uint64_t budget = 0;
     uint64_t over_budget = 0;
     uint64_t sequence = 0;
+    uint64_t folded_estimated_blocks = 0; // appended: absent (0) before blocks were folded
 };
 
 // Record tag 11, SiteTotals: the folded allocations of one site. Body: varint stack,
@@ -126,6 +131,7 @@ inline void encodeAggregateSummary(ByteWriter& w, const AggregateSummary& s) {
     w.varint(s.budget);
     w.varint(s.over_budget);
     w.varint(s.sequence);
+    w.varint(s.folded_estimated_blocks);
 }
 
 inline bool decodeAggregateSummary(ByteReader& r, AggregateSummary& s) {
@@ -139,6 +145,9 @@ inline bool decodeAggregateSummary(ByteReader& r, AggregateSummary& s) {
     s.budget = r.varint();
     s.over_budget = r.varint();
     s.sequence = r.varint();
+    if (r.ok() && r.remaining() > 0) {
+        s.folded_estimated_blocks = r.varint();
+    }
     return r.ok();
 }
 

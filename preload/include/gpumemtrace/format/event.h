@@ -242,6 +242,12 @@ inline constexpr uint32_t kFlagImported = 1u << 29;
 // Block (free_requested, free_completed): made while the interpreter was finalizing (at
 // exit, CPython freeing what modules still referenced), not by the program's own code.
 inline constexpr uint32_t kFlagInterpreterExiting = 1u << 28;
+// Block (alloc), in an aggregated trace only: actual_size is the block's size as the
+// recorder rebuilt it (format/allocator_rules.h) while the blocks around it, which that size
+// depends on, were all known; the trace may have folded some of them away since.
+inline constexpr uint32_t kFlagBlockSized = 1u << 27;
+// Block (alloc) with kFlagBlockSized: that size is an estimate (the analysis counts it so).
+inline constexpr uint32_t kFlagBlockEstimated = 1u << 26;
 inline constexpr uint32_t kBlockSourceMask = 0xff; // Block: the BlockSource
 
 // One recorded call. This is the logical event both halves agree on; in the ring it is
@@ -264,7 +270,8 @@ inline constexpr uint32_t kBlockSourceMask = 0xff; // Block: the BlockSource
 //   Block           api = BlockAction, address, size, stream, device, handle/offset = the
 //                   allocator's memory pool id (CUDA graphs' private pools; 0, 0 otherwise),
 //                   kind = Block, flags = BlockSource | kFlagInterpreterExiting,
-//                   device_free = free bytes (Oom)
+//                   device_free = free bytes (Oom); actual_size = the block's size with
+//                   kFlagBlockSized (aggregated traces)
 //   failures        result != 0; device_free/device_total = cuMemGetInfo on OOM
 struct Event {
     uint64_t time_ns = 0; // CLOCK_MONOTONIC
