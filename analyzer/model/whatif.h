@@ -51,9 +51,10 @@ struct WhatIfSetting {
     uint64_t cuda_malloc_calls = 0;   // segments taken or ranges mapped
     uint64_t cuda_free_calls = 0;     // segments given back or ranges unmapped
     std::vector<WhatIfCapacity> capacities;
-    uint64_t min_capacity_bytes = 0; // the least capacity it fits in (2 MiB steps)
-    bool exact = true;               // deterministic given the recorded requests
-    std::string why;                 // why exact, or why an estimate
+    // The least capacity it fits in (2 MiB steps); null when not computed (a note says why).
+    std::optional<uint64_t> min_capacity_bytes;
+    bool exact = true; // deterministic given the recorded requests
+    std::string why;   // why exact, or why an estimate
 };
 GMT_DESCRIBE(WhatIfSetting, GMT_MEMBER(setting), GMT_MEMBER(label), GMT_MEMBER(model),
              GMT_MEMBER(peak_reserved_bytes), GMT_MEMBER(peak_reserved_time_ns),
