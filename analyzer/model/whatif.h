@@ -22,7 +22,7 @@ struct WhatIfOom {
     uint64_t requested_bytes = 0; // what the tensor (or cudaMalloc) asked for
     uint64_t time_ns = 0;         // when the run made the request
     uint64_t stream = 0;
-    uint32_t stack_id = 0;       // the recorded stack (0: none): `gpumemtrace dump` shows it
+    uint64_t stack_id = 0;       // the recorded stack (0: none): `gpumemtrace dump` shows it
     uint64_t reserved_bytes = 0; // what the allocator held then
     uint64_t allocated_bytes = 0;
 };
@@ -84,7 +84,7 @@ GMT_DESCRIBE(WhatIfRecorded, GMT_MEMBER(setting), GMT_MEMBER(backend),
 struct WhatIfRun {
     std::string trace;
     uint64_t pid = 0;
-    int device = 0;
+    int64_t device = 0; // the types the report's JSON reader reads (report_json_reader.cpp)
     std::string source; // "pytorch_blocks" or "cuda_calls"
     uint64_t requests = 0;
     uint64_t allocations = 0;
