@@ -31,6 +31,7 @@ SETTINGS = ("", "expandable_segments:True", "max_split_size_mb:128",
 BORDER_SETTINGS = ("", "expandable_segments:True", "garbage_collection_threshold:0.6")
 WORKLOADS = ("train", "infer", "frag")
 MARGIN = 4 * MiB
+STEP = 2 * MiB  # whatif's least capacities are in 2 MiB steps
 
 
 def label(setting):
@@ -103,7 +104,9 @@ def check_whatif(env, row):
             f"{run['recorded'].get('peak_reserved_bytes')} B, replay_matches "
             f"{run['recorded'].get('replay_matches')}; {run.get('requests')} requests, "
             f"notes {run.get('notes')}")
-        # Capacities on each side of each predicted smallest capacity, and for the
+        # Capacities on each side of each predicted smallest capacity (4 MiB away, and at
+        # it and one 2 MiB step below: the border itself, where expandable segments'
+        # rule, checked before their pages are mapped, decides), and for the
         # fragmentation pattern one between the default's and expandable segments'.
         # Each real PyTorch run takes seconds, so each setting is tried only around its own
         # border; the middle one is tried under both settings it separates.
@@ -111,7 +114,8 @@ def check_whatif(env, row):
         for s in BORDER_SETTINGS:
             m = first[label(s)].get("min_capacity_bytes")
             if m:
-                tries |= {(s, m + MARGIN), (s, max(m - MARGIN, MARGIN))}
+                tries |= {(s, m + MARGIN), (s, max(m - MARGIN, MARGIN)), (s, m),
+                          (s, max(m - STEP, STEP))}
         d, e = (first[label(s)].get("min_capacity_bytes") for s in BORDER_SETTINGS[:2])
         if d and e and e < d:
             tries |= {(BORDER_SETTINGS[0], (d + e) // 2), (BORDER_SETTINGS[1], (d + e) // 2)}
@@ -154,5 +158,6 @@ def check_whatif(env, row):
                 (want == (not real["oom"])) if pr["exact"] else None,
                 f"predicted {'fits' if want else 'runs out'}, real "
                 f"{'OutOfMemoryError at step ' + str(real.get('oom_step')) if real['oom'] else 'fits'}"
-                f" (peak reserved {real['max_memory_reserved']} B)")
+                f" (peak reserved {real['max_memory_reserved']} B"
+                f"{', above the limit' if real['max_memory_reserved'] > c else ''})")
     (env.out / "whatif.md").write_text("\n".join(table) + "\n\n" + "\n".join(verdicts) + "\n")

@@ -54,6 +54,9 @@ int runReport(const ReportArgs& args) {
     options.symbols = !args.no_symbols;
     options.phase = args.phase;
     options.iteration = args.iteration;
+    // JSON carries what the HTML page shows of the what-if replays (text leaves them to
+    // `gpumemtrace whatif`).
+    options.what_if = format != "text";
     options.caching_allocators = cachingAllocatorTable(args.frameworks);
     options.user_code.roots = args.frameworks.user_code;
     // The same rules as `check`: the leaks it would not fail on are not leaks here either.

@@ -70,6 +70,7 @@ int runSnapshot(const SnapshotArgs& args) {
     const std::vector<std::string> traces = liveTraceInputs(args.targets);
     ReportOptions options = reportOptionsFor(format, args.top);
     options.symbols = !args.no_symbols;
+    options.what_if = false; // a snapshot is quick; `gpumemtrace whatif` replays the trace
     for (size_t n = 1; count == 0 || n <= count; ++n) {
         if (n > 1) {
             std::this_thread::sleep_for(std::chrono::duration<double>(*every));

@@ -3,7 +3,7 @@
 // (analysis/whatif/replay.h; docs/whatif.md). Exit 0, or 2 for bad input.
 #include "cli/commands.h"
 
-#include "analysis/whatif/replay.h"
+#include "analysis/whatif/trace_whatif.h"
 #include "base/output_file.h"
 #include "base/text_safety.h"
 #include "base/version.h"
@@ -51,25 +51,22 @@ int runWhatIf(const WhatIfArgs& args) {
         }
         capacities.push_back({text, *bytes});
     }
+    WhatIfOptions options;
+    options.settings = named;
+    options.capacities = capacities;
     WhatIfReport report;
     report.generator = generatorName();
     for (const std::string& path : expandTraceInputs(args.traces)) {
         requireReadableFile(path);
-        const TraceRequests trace = readRequests(path);
-        if (trace.devices.empty()) {
+        std::vector<WhatIfRun> runs = whatIfOfTrace(path, options);
+        if (runs.empty()) {
             std::cerr << "gpumemtrace whatif: " << printable(path)
                       << ": no allocations to replay (neither PyTorch block events nor "
                          "cudaMalloc calls); `gpumemtrace report` shows what the trace holds\n";
             return kExitBadInput;
         }
-        ReplaySetting recorded = recordedSetting(trace.config, trace.backend);
-        if (!trace.attached && trace.config.empty() && recorded.setting.empty()) {
-            recorded.label = "default"; // no caching allocator ran: nothing was recorded
-        }
-        std::vector<ReplaySetting> settings =
-            named.empty() ? defaultReplaySettings(recorded, !capacities.empty()) : named;
-        for (const RequestStream& device : trace.devices) {
-            report.runs.push_back(replayRun(trace, device, settings, capacities));
+        for (WhatIfRun& run : runs) {
+            report.runs.push_back(std::move(run));
         }
     }
     const std::string text =

@@ -13,6 +13,7 @@
 #include "model/error_type.h"
 #include "model/frame.h"
 #include "model/moment.h"
+#include "model/whatif.h"
 
 #include <gpumemtrace/format/event.h>
 #include <gpumemtrace/format/records.h>
@@ -808,6 +809,10 @@ struct Report {
     std::optional<CachingReport> caching_allocator;
     // Set when the report is a snapshot of running processes (docs/live.md).
     std::optional<SnapshotReport> snapshot;
+    // Each trace's requests replayed under other allocator settings (docs/whatif.md): the
+    // same runs `gpumemtrace whatif` gives with its default settings, one per trace and
+    // device. Empty unless asked for (ReportOptions::what_if: JSON and HTML reports).
+    std::vector<WhatIfRun> what_if;
 };
 GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMBER(processes),
              GMT_MEMBER(summary), GMT_MEMBER(kinds), GMT_MEMBER(devices), GMT_MEMBER(leaks),
@@ -820,7 +825,7 @@ GMT_DESCRIBE(Report, GMT_MEMBER(schema_version), GMT_MEMBER(generator), GMT_MEMB
              GMT_MEMBER(site_timeline, kOptional), GMT_MEMBER(moments, kOptional),
              GMT_MEMBER(allocated, kOptional), GMT_MEMBER(held_at_exit, kOptional),
              GMT_MEMBER(suppressions, kOptional), GMT_MEMBER(caching_allocator, kOptional),
-             GMT_MEMBER(snapshot, kOmitted))
+             GMT_MEMBER(snapshot, kOmitted), GMT_MEMBER(what_if, kOptional))
 
 // The kinds a report lists, in order.
 inline constexpr format::Kind kReportedKinds[] = {format::Kind::Device,  format::Kind::Pool,

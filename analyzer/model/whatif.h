@@ -22,7 +22,7 @@ struct WhatIfOom {
     uint64_t requested_bytes = 0; // what the tensor (or cudaMalloc) asked for
     uint64_t time_ns = 0;         // when the run made the request
     uint64_t stream = 0;
-    uint32_t stack_id = 0;       // the recorded stack (0: none): `gpumemtrace dump` shows it
+    uint64_t stack_id = 0;       // the recorded stack (0: none): `gpumemtrace dump` shows it
     uint64_t reserved_bytes = 0; // what the allocator held then
     uint64_t allocated_bytes = 0;
 };
@@ -51,9 +51,10 @@ struct WhatIfSetting {
     uint64_t cuda_malloc_calls = 0;   // segments taken or ranges mapped
     uint64_t cuda_free_calls = 0;     // segments given back or ranges unmapped
     std::vector<WhatIfCapacity> capacities;
-    uint64_t min_capacity_bytes = 0; // the least capacity it fits in (2 MiB steps)
-    bool exact = true;               // deterministic given the recorded requests
-    std::string why;                 // why exact, or why an estimate
+    // The least capacity it fits in (2 MiB steps); null when not computed (a note says why).
+    std::optional<uint64_t> min_capacity_bytes;
+    bool exact = true; // deterministic given the recorded requests
+    std::string why;   // why exact, or why an estimate
 };
 GMT_DESCRIBE(WhatIfSetting, GMT_MEMBER(setting), GMT_MEMBER(label), GMT_MEMBER(model),
              GMT_MEMBER(peak_reserved_bytes), GMT_MEMBER(peak_reserved_time_ns),
@@ -83,7 +84,7 @@ GMT_DESCRIBE(WhatIfRecorded, GMT_MEMBER(setting), GMT_MEMBER(backend),
 struct WhatIfRun {
     std::string trace;
     uint64_t pid = 0;
-    int device = 0;
+    int64_t device = 0; // the types the report's JSON reader reads (report_json_reader.cpp)
     std::string source; // "pytorch_blocks" or "cuda_calls"
     uint64_t requests = 0;
     uint64_t allocations = 0;

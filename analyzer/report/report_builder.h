@@ -69,6 +69,10 @@ struct ReportOptions {
     // Read each trace only to this time (AnalysisOptions::until_ns): the report of what was
     // live then. Used where the report is made from traces.
     uint64_t until_ns = UINT64_MAX;
+    // Replay each trace's allocation requests under other allocator settings, as
+    // `gpumemtrace whatif` does with its default settings (Report::what_if). Used where the
+    // report is made from whole traces (not with until_ns).
+    bool what_if = false;
 };
 
 // The leak policy these options describe.

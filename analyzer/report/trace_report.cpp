@@ -1,6 +1,7 @@
 #include "report/trace_report.h"
 
 #include "analysis/trace_analysis.h"
+#include "analysis/whatif/trace_whatif.h"
 
 namespace gmt::analyzer {
 
@@ -25,7 +26,18 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
     GrowthOptions growth;
     growth.iteration = options.iteration;
     analyzeGrowth(analysis, growth);
-    return makeReport(analysis, options);
+    Report report = makeReport(analysis, options);
+    if (options.what_if && options.until_ns == UINT64_MAX) {
+        WhatIfOptions what_if;
+        what_if.max_requests = kReportMaxRequests;
+        what_if.min_capacity_requests = kReportMinCapacityRequests;
+        for (const std::string& path : traces) {
+            for (WhatIfRun& run : whatIfOfTrace(path, what_if)) {
+                report.what_if.push_back(std::move(run));
+            }
+        }
+    }
+    return report;
 }
 
 } // namespace gmt::analyzer

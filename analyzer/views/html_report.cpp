@@ -115,6 +115,7 @@ ReportOptions htmlReportOptions() {
     ReportOptions options;
     options.top = 100;
     options.detail = ReportDetail::forHtml();
+    options.what_if = true;
     return options;
 }
 

@@ -53,7 +53,8 @@ void renderRun(const WhatIfRun& run, std::ostringstream& out) {
         out << "  " << pad(printable(s.label) + (s.exact ? "" : "*"), width)
             << pad(bytes(s.peak_reserved_bytes), 11) << pad(bytes(s.peak_allocated_bytes), 11)
             << pad(bytes(s.fragmentation_bytes), 11) << pad(std::to_string(s.cuda_malloc_calls), 9)
-            << pad(std::to_string(s.cuda_free_calls), 9) << pad(bytes(s.min_capacity_bytes), 11);
+            << pad(std::to_string(s.cuda_free_calls), 9)
+            << pad(s.min_capacity_bytes ? bytes(*s.min_capacity_bytes) : "-", 11);
         for (const WhatIfCapacity& c : s.capacities) {
             out << pad(c.fits ? "fits" : "OOM", std::max<size_t>(c.name.size() + 2, 8));
         }

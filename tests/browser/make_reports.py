@@ -7,7 +7,8 @@ HTML reports (and, to compare with, their JSON reports and event dumps).
                     --torch-like PY --fake-c10-cuda LIB --crafted-traces BIN --out DIR
 
 Writes into OUT, for each NAME: NAME.html, NAME.json, NAME.dump (gpumemtrace dump of its
-traces), and manifest.json listing them. The README tour's program is built from the
+traces), for some NAME.whatif.json (gpumemtrace whatif of its traces), and manifest.json
+listing them. The README tour's program is built from the
 README with its own build line (tests/cli/readme_tour.py) and recorded with
 `record --html`, so that option is what produces its page. The PyTorch stand-in's runs
 (tests/frameworks/programs/torch_like.py on tests/frameworks/fake_c10_cuda.cpp) also keep
@@ -74,6 +75,11 @@ def main():
                           "dump": os.path.join(out, name + ".dump"),
                           "traces": [os.path.join(out, t) for t in traces]}
 
+    # What `gpumemtrace whatif` says of the same traces, for the page's What if section.
+    def whatif(name, traces):
+        run([gmt, "whatif", "--format", "json", "-o", name + ".whatif.json"] + traces, out, env)
+        manifest[name]["whatif"] = os.path.join(out, name + ".whatif.json")
+
     # The README tour: its train.cpp, its build line, recorded with --html.
     with open(a.readme, encoding="utf-8") as f:
         section = readme_tour.tour_section(f.read())
@@ -102,6 +108,8 @@ def main():
                         for t in glob.glob(os.path.join(out, sample + ".*.gmtrace")))
         run([gmt, "report", "--format", "html", "-o", sample + ".html"] + traces, out, env)
         reports(sample, traces)
+        if sample == "oom":
+            whatif(sample, traces)
 
     # Nested phases: tests/cli/programs/training_loop.cpp's NVTX ranges ("step", with
     # "forward" and "backward" inside it), which `record` makes phases; each step keeps a
@@ -147,6 +155,7 @@ def main():
         run([gmt, "report", "--format", "html", "-o", name + ".html"] + traces, out, env)
         reports(name, traces)
         manifest[name]["stats"] = os.path.join(out, name + ".stats.json")
+        whatif(name, traces)
 
     # A Python program leaking through ctypes from a function another calls
     # (tests/python/programs/leak_stacks.py): the leak table names the leaking line.

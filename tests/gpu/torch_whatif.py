@@ -77,8 +77,12 @@ def main():
             "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), "total_bytes": total}
     capacity = int(os.environ.get("WHATIF_CAPACITY", "0"))
     if capacity:
-        torch.cuda.set_per_process_memory_fraction(capacity / total, 0)
+        # PyTorch's limit is static_cast<size_t>(fraction * total): half a byte more keeps
+        # the float product's rounding from making it capacity - 1.
+        fraction = (capacity + 0.5) / total
+        torch.cuda.set_per_process_memory_fraction(fraction, 0)
         info["capacity_bytes"] = capacity
+        info["allowed_bytes"] = int(fraction * total)
     info["oom"] = False
     steps = 0
     try:

@@ -212,6 +212,18 @@ std::optional<AllocatorModel::BlockIt> AllocatorModel::newBlock(Pool& pool, uint
 
 std::optional<AllocatorModel::BlockIt> AllocatorModel::grow(Pool& pool, uint32_t stream,
                                                             uint64_t size) {
+    // PyTorch checks its limit (the per-process memory fraction) once, before it grows an
+    // expandable segment, against the size a new segment would have had — not the pages it
+    // then maps (c10/cuda/CUDACachingAllocator.cpp: alloc_block compares
+    // total_allocated_memory + p.alloc_size, get_allocation_size's value, with
+    // allowed_memory_maximum, then try_allocate_expandable_block maps p.size() rounded up to
+    // whole pages without checking again). So the pages mapped may take it past the limit by
+    // less than a page (a 12 MiB request maps a 20 MiB page), and a request the free end of
+    // a segment almost holds is refused when the whole request would not fit below it.
+    if (capacity_ && !policy_.one_pool &&
+        figures_.reserved_bytes + AllocatorRules::segmentSize(size) > *capacity_) {
+        return std::nullopt;
+    }
     // Free address space enough for `size` from `b` on: free blocks, mapped or not.
     auto room = [&](BlockIt b) {
         uint64_t bytes = 0;
@@ -277,8 +289,10 @@ std::optional<AllocatorModel::BlockIt> AllocatorModel::grow(Pool& pool, uint32_t
 std::optional<AllocatorModel::BlockIt> AllocatorModel::map(BlockIt it, uint64_t bytes) {
     const Segment& s = segments_[it->second.segment];
     const uint64_t mapped = std::min(roundUp(bytes, s.page), it->second.size);
-    if (capacity_ && figures_.reserved_bytes + mapped > *capacity_) {
-        return std::nullopt; // pages are mapped all or none
+    // The stream-ordered pool's pages count against the capacity as they are mapped, all or
+    // none; the caching allocator checked its limit before growing (grow()).
+    if (capacity_ && policy_.one_pool && figures_.reserved_bytes + mapped > *capacity_) {
+        return std::nullopt;
     }
     uncache(it);
     Block& b = it->second;

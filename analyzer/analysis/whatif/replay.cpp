@@ -147,7 +147,15 @@ ReplayResult replayOnce(const RequestStream& requests, const ModelPolicy& policy
 
 uint64_t minCapacity(const RequestStream& requests, const ModelPolicy& policy,
                      uint64_t unlimited_peak) {
-    uint64_t low = tensorPeak(requests, policy.rules) / kCapacityStep; // fails below (or fits)
+    // Below what the tensors hold at once nothing fits, but for expandable segments' last
+    // page: PyTorch checks its limit before mapping it (allocator_model.cpp, grow()), so
+    // they may hold up to 18 MiB (a 20 MiB page less the 2 MiB a request is rounded to)
+    // more than the capacity.
+    const uint64_t tensors = tensorPeak(requests, policy.rules);
+    const uint64_t overshoot = policy.rules.expandable_segments && !policy.one_pool
+                                   ? AllocatorRules::kLargeBuffer - AllocatorRules::kRoundLarge
+                                   : 0;
+    uint64_t low = (tensors - std::min(tensors, overshoot)) / kCapacityStep; // fails below
     uint64_t high = (unlimited_peak + kCapacityStep - 1) / kCapacityStep;
     auto fits = [&](uint64_t steps) {
         return !replayOnce(requests, policy, steps * kCapacityStep).oom;
@@ -174,7 +182,7 @@ uint64_t minCapacity(const RequestStream& requests, const ModelPolicy& policy,
 
 WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
                     const std::vector<ReplaySetting>& settings,
-                    const std::vector<NamedCapacity>& capacities) {
+                    const std::vector<NamedCapacity>& capacities, uint64_t min_capacity_requests) {
     WhatIfRun run;
     run.trace = trace.path;
     run.pid = trace.pid;
@@ -241,13 +249,23 @@ WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
             }
             out.capacities.push_back(cap);
         }
-        out.min_capacity_bytes =
-            requests.requests.empty() ? 0 : minCapacity(requests, policy, f.peak_reserved_bytes);
+        if (requests.requests.empty()) {
+            out.min_capacity_bytes = 0;
+        } else if (requests.requests.size() <= min_capacity_requests) {
+            out.min_capacity_bytes = minCapacity(requests, policy, f.peak_reserved_bytes);
+        }
         judge(out, s, trace, requests, !limits.empty());
         run.settings.push_back(std::move(out));
     }
     if (requests.source == RequestSource::PyTorchBlocks && !own.rules.async_backend) {
         checkAgainstRecording(run, requests, own);
+    }
+    if (!requests.requests.empty() && requests.requests.size() > min_capacity_requests) {
+        run.notes.push_back("the least capacity is not computed: " +
+                            count(requests.requests.size(), "request", "requests") +
+                            ", more than the " + std::to_string(min_capacity_requests) +
+                            " it is searched for here (a dozen replays per setting); "
+                            "`gpumemtrace whatif` computes it");
     }
     return run;
 }

@@ -11,6 +11,7 @@
 #include "analysis/whatif/request_stream.h"
 #include "model/whatif.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,9 +45,11 @@ uint64_t minCapacity(const RequestStream& requests, const ModelPolicy& policy,
 void checkAgainstRecording(WhatIfRun& run, const RequestStream& requests, const ReplaySetting& own);
 
 // Every setting's replay of one device of one trace; the run's own settings are checked
-// against the recording whatever `settings` holds.
+// against the recording whatever `settings` holds. The least capacity is searched for only
+// when the device has at most `min_capacity_requests` requests (else null, and a note).
 WhatIfRun replayRun(const TraceRequests& trace, const RequestStream& requests,
                     const std::vector<ReplaySetting>& settings,
-                    const std::vector<NamedCapacity>& capacities);
+                    const std::vector<NamedCapacity>& capacities,
+                    uint64_t min_capacity_requests = UINT64_MAX);
 
 } // namespace gmt::analyzer

@@ -105,6 +105,7 @@ class DeviceRequests {
         reserved_ -= std::min(reserved_, bytes);
     }
     bool owns(uint64_t address) const { return live_.count(address) != 0; }
+    size_t requests() const { return out_.requests.size(); }
 
     RequestStream finish(uint64_t end_ns) {
         endReleaseRun(end_ns);
@@ -208,7 +209,7 @@ bool cudaDeviceAlloc(const Event& e) {
 
 } // namespace
 
-TraceRequests readRequests(const std::string& path) {
+TraceRequests readRequests(const std::string& path, uint64_t max_requests) {
     TraceRequests out;
     out.path = path;
     TraceReader reader(path);
@@ -223,7 +224,21 @@ TraceRequests readRequests(const std::string& path) {
         return *d;
     };
     uint64_t last_ns = 0;
+    // Requests held so far, counted every 4096 events: a cheap bound on what is stored.
+    auto held = [&] {
+        uint64_t n = 0;
+        for (const auto* m : {&blocks, &calls}) {
+            for (const auto& [device, d] : *m) {
+                n += d->requests();
+            }
+        }
+        return n;
+    };
+    uint64_t events = 0;
     while (reader.next(*record)) {
+        if ((++events & 4095) == 0 && held() > max_requests) {
+            break;
+        }
         switch (record->tag) {
         case format::RecordTag::Header:
             out.pid = record->header.pid;
@@ -268,6 +283,12 @@ TraceRequests readRequests(const std::string& path) {
         default:
             break;
         }
+    }
+    out.requests_held = held();
+    if (out.requests_held > max_requests) {
+        out.too_many_requests = true;
+        out.source_held = blocks.empty() ? RequestSource::CudaCalls : RequestSource::PyTorchBlocks;
+        return out; // nothing to replay: the caller says why
     }
     const ReadStatus& status = reader.status();
     out.complete = status.complete && status.dropped_events == 0 && status.missing_positions == 0;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gmt::analyzer {
@@ -83,9 +84,16 @@ struct TraceRequests {
     std::string incomplete;             // why not, when not
     std::vector<RequestStream> devices; // in device order
     std::vector<std::pair<int, uint64_t>> device_total_bytes; // (ordinal, bytes) recorded
+    // More than the max_requests readRequests was given: it stopped reading, `devices` is
+    // empty, and requests_held says how many it had read by then.
+    bool too_many_requests = false;
+    uint64_t requests_held = 0;
+    RequestSource source_held = RequestSource::PyTorchBlocks; // of those requests
 };
 
-// Reads one trace (throws TraceError for a file that is not one).
-TraceRequests readRequests(const std::string& path);
+// Reads one trace (throws TraceError for a file that is not one), up to `max_requests`
+// requests over all devices (then TraceRequests::too_many_requests: what a report bounds
+// its cost by).
+TraceRequests readRequests(const std::string& path, uint64_t max_requests = UINT64_MAX);
 
 } // namespace gmt::analyzer

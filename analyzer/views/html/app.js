@@ -83,6 +83,7 @@
     GMT.frameworks.renderHeld(body("gmt-held"), ctx);
     GMT.frameworks.renderTensor(body("gmt-tensor"), ctx);
     GMT.frameworks.renderOoms(body("gmt-tensor-ooms"), ctx);
+    GMT.whatIf.render(body("gmt-whatif"), ctx);
     GMT.tables.renderFailures(body("gmt-failures"), ctx);
     GMT.tables.renderErrors(body("gmt-errors"), ctx);
     GMT.addressMap.render(body("gmt-address-map"), ctx);
