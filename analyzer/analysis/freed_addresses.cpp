@@ -17,19 +17,26 @@ void FreedAddresses::erase(uint64_t address) {
     }
 }
 
-void FreedAddresses::remember(uint64_t address, const Freed& f) {
+void FreedAddresses::remember(uint64_t address, uint32_t allocation_stack, format::Api api,
+                              bool by_teardown, uint32_t gaps) {
+    auto set = [&](Freed& f) {
+        f.allocation_stack = allocation_stack;
+        f.api = api;
+        f.by_teardown = by_teardown;
+        f.gaps = gaps;
+    };
     if (pending_ && pending_address_ == address) {
-        pending_value_ = f; // remembered again: no new place in the FIFO
+        set(pending_value_); // remembered again: no new place in the FIFO
         return;
     }
     store();
     if (Freed* known = map_.find(address)) {
-        *known = f;
+        set(*known);
         return;
     }
     pending_ = true;
     pending_address_ = address;
-    pending_value_ = f;
+    set(pending_value_);
     // As a FIFO: push the address; past capacity_ entries, forget the oldest.
     const size_t slots = capacity_ + 1;
     auto slot = [this](size_t i) -> uint64_t& { return order_[i / kChunk][i % kChunk]; };

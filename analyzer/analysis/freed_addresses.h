@@ -33,8 +33,15 @@ class FreedAddresses {
 
     explicit FreedAddresses(size_t capacity = kMaxRemembered) : capacity_(capacity) {}
 
-    // An allocation at `address` ended.
-    void remember(uint64_t address, const Freed& f);
+    // An allocation at `address` ended. Its facts come as separate values: a Freed built
+    // by the caller from its fields, then read back whole (by reference, or packed into
+    // registers), is a wide load of narrow stores just made, which stalls on store
+    // forwarding, and every free comes here.
+    void remember(uint64_t address, uint32_t allocation_stack, format::Api api, bool by_teardown,
+                  uint32_t gaps);
+    void remember(uint64_t address, const Freed& f) {
+        remember(address, f.allocation_stack, f.api, f.by_teardown, f.gaps);
+    }
     // An allocation was made at `address`: a free there is no double free any more.
     void forget(uint64_t address) {
         if (pending_ && pending_address_ == address) {

@@ -122,19 +122,17 @@ Lifetimes::PointerMap::iterator Lifetimes::pointersUpperBound(uint64_t address) 
 }
 
 Lifetimes::PointerMap::iterator Lifetimes::insertPointer(PointerMap::iterator hint,
-                                                         const Allocation& a) {
+                                                         uint64_t address) {
     PointerMap::iterator it;
     if (!spare_nodes_.empty()) {
         PointerMap::node_type node = std::move(spare_nodes_.back());
         spare_nodes_.pop_back();
-        node.key() = a.address;
-        node.mapped() = a;
+        node.key() = address;
         it = pointers_.insert(hint, std::move(node));
     } else {
-        it = pointers_.emplace_hint(hint, a.address, a);
+        it = pointers_.emplace_hint(hint, address, Allocation{});
     }
-    teardown_.link(it->second);
-    pointer_index_[a.address] = it;
+    pointer_index_[address] = it;
     ++pointers_version_;
     return it;
 }
@@ -323,35 +321,34 @@ bool Lifetimes::onEvent(const Event& e) {
     return false;
 }
 
-// Inserts `a` into pointers_, first ending (as implicit ends) the live allocations it
-// overlaps. Returns where the stored copy keeps its site index.
-uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
-    const uint64_t end = a.address + std::max<uint64_t>(a.extent, 1);
+// Makes room in pointers_ for an allocation of `extent` bytes at `address`, first ending
+// (as implicit ends) the live allocations it overlaps. Returns the stored allocation for
+// the caller to fill and link (its values are stale, it is in no teardown list).
+Allocation& Lifetimes::placePointer(uint64_t address, uint64_t extent, uint64_t time_ns) {
+    const uint64_t end = address + std::max<uint64_t>(extent, 1);
     // Reuse of the node freed last, at the same address: the live set is the tree without
     // that node, whose predecessor ends before this address (live pointers are disjoint),
     // so only the next node can overlap; when it does not, this is exactly the insertion
     // below with nothing to end.
-    if (pending_free_ && pending_free_it_->first == a.address) {
+    if (pending_free_ && pending_free_it_->first == address) {
         // The freed allocation's own range was clear of the next node (when its end did
         // not wrap around): no need to find the next node when the new one is no longer.
         const uint64_t freed_extent = pending_free_it_->second.extent;
         const bool fits =
-            a.extent <= freed_extent && a.address + std::max<uint64_t>(freed_extent, 1) > a.address;
+            extent <= freed_extent && address + std::max<uint64_t>(freed_extent, 1) > address;
         auto next = fits ? pointers_.end() : std::next(pending_free_it_);
         if (fits || next == pointers_.end() || next->first >= end) {
             pending_free_ = false;
-            pending_free_it_->second = a;
-            teardown_.link(pending_free_it_->second);
-            return &pending_free_it_->second.site;
+            return pending_free_it_->second;
         }
     }
     settlePendingFreeNow();
     // A live allocation overlapping the new one must have been freed unseen: end it
     // rather than count it twice, as an event missing from the trace (implicitEnd()).
-    auto it = pointersUpperBound(a.address);
+    auto it = pointersUpperBound(address);
     if (it != pointers_.begin()) {
         auto prev = std::prev(it);
-        if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > a.address) {
+        if (prev->first + std::max<uint64_t>(prev->second.extent, 1) > address) {
             it = prev;
         }
     }
@@ -364,14 +361,8 @@ uint32_t* Lifetimes::placePointer(const Allocation& a, uint64_t time_ns) {
         }
         it = erasePointer(it);
     }
-    // `it` is now the upper bound of a.address: every key before it is below.
-    if (a.gaps != gaps_) {
-        // Made after the frees it showed missing (implicitEnd()): its own is not among them.
-        Allocation placed = a;
-        placed.gaps = gaps_;
-        return &insertPointer(it, placed)->second.site;
-    }
-    return &insertPointer(it, a)->second.site;
+    // `it` is now the upper bound of the address: every key before it is below.
+    return insertPointer(it, address)->second;
 }
 
 void Lifetimes::addFolded(const format::SiteTotals& folded) {
@@ -390,26 +381,34 @@ void Lifetimes::addAllocation(const Event& e) {
     if (e.address == 0) {
         return; // a zero-byte request answered with NULL: nothing is held
     }
-    Allocation a;
-    a.address = e.address;
-    a.size = e.size;
-    a.extent = std::max(e.size, e.actual_size);
-    a.context = e.context;
-    a.time_ns = e.time_ns;
-    a.stack = e.stack_id;
-    a.device = e.device;
-    a.kind = e.kind == Kind::None ? Kind::Device : e.kind;
-    a.api = e.api;
-    a.phase = phase_;
-    a.gaps = gaps_;
+    const Kind kind = e.kind == Kind::None ? Kind::Device : e.kind;
+    const uint64_t extent = std::max(e.size, e.actual_size);
     ++counters_.allocations;
-    const size_t kind = static_cast<size_t>(a.kind) % kKindCount;
-    ++counters_.allocations_by_kind[kind];
-    counters_.largest_by_kind[kind] = std::max(counters_.largest_by_kind[kind], a.size);
+    const size_t k = static_cast<size_t>(kind) % kKindCount;
+    ++counters_.allocations_by_kind[k];
+    counters_.largest_by_kind[k] = std::max(counters_.largest_by_kind[k], e.size);
     teardown_.learnContext(e.context, e.device);
-    uint32_t* site = nullptr; // where the stored allocation keeps its site index
-    if (a.kind == Kind::Array) {
-        auto old = arrays_.find(a.address);
+    // The stored allocation is written field by field from the event, once its place is
+    // known (after the ends it may imply, so `gaps` is the count after them), rather than
+    // built on the stack and copied: a copy's wide loads of fields just written by narrow
+    // stores stall on store forwarding, and every allocation came through here.
+    auto fill = [&](Allocation& a) {
+        a.address = e.address;
+        a.size = e.size;
+        a.extent = extent;
+        a.context = e.context;
+        a.time_ns = e.time_ns;
+        a.stack = e.stack_id;
+        a.device = e.device;
+        a.kind = kind;
+        a.api = e.api;
+        a.site = kNoSite;
+        a.phase = phase_;
+        a.gaps = gaps_;
+    };
+    Allocation* stored = nullptr;
+    if (kind == Kind::Array) {
+        auto old = arrays_.find(e.address);
         if (old != arrays_.end()) {
             teardown_.unlink(old->second);
             implicitEnd(old->second.gaps);
@@ -417,22 +416,23 @@ void Lifetimes::addAllocation(const Event& e) {
             notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
             subtractSaturating(liveOn(old->second.device), old->second.size);
         }
-        Allocation& held = arrays_[a.address];
-        held = a;
-        held.gaps = gaps_; // after the end it may have implied
-        teardown_.link(held);
-        site = &held.site;
+        stored = &arrays_[e.address];
     } else {
-        site = placePointer(a, e.time_ns);
+        stored = &placePointer(e.address, extent, e.time_ns);
     }
-    freed_.forget(a.address);
-    *site = accounting_.add(charge(a), e.time_ns);
-    if (a.kind != Kind::HostPinned) {
-        addSaturating(liveOn(a.device), a.size);
+    fill(*stored);
+    teardown_.link(*stored);
+    freed_.forget(e.address);
+    // Charged from the event's values, not read back from the fields just stored.
+    const uint32_t site = accounting_.add(
+        Charge{process_, e.stack_id, e.device, kind, kind != Kind::HostPinned, e.size, kNoSite},
+        e.time_ns);
+    stored->site = site;
+    if (kind != Kind::HostPinned) {
+        addSaturating(liveOn(e.device), e.size);
     }
     if (observer_) {
-        a.site = *site;
-        observer_->began(lifetime(a), e);
+        observer_->began(lifetime(*stored), e);
     }
 }
 
@@ -445,7 +445,7 @@ void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_tea
     if (by_teardown) {
         leak(LeakKey{a.stack, a.kind, a.api, true, a.phase}, a.size, a.device, a.gaps < gaps_);
     }
-    freed_.remember(a.address, {a.stack, a.api, by_teardown, gaps_});
+    freed_.remember(a.address, a.stack, a.api, by_teardown, gaps_);
 }
 
 void Lifetimes::endHandle(std::unordered_map<uint64_t, PhysicalHandle>::iterator it,

@@ -283,9 +283,11 @@ class Lifetimes {
     // (the common free/alloc reuse) needs no search for its neighbours.
     using PointerMap = std::map<uint64_t, Allocation>;
     PointerMap::iterator pointersUpperBound(uint64_t address);
-    PointerMap::iterator insertPointer(PointerMap::iterator hint, const Allocation& a);
+    // A node for `address` before `hint` (its upper bound), indexed; its allocation is the
+    // caller's to fill and link.
+    PointerMap::iterator insertPointer(PointerMap::iterator hint, uint64_t address);
     PointerMap::iterator erasePointer(PointerMap::iterator it);
-    uint32_t* placePointer(const Allocation& a, uint64_t time_ns);
+    Allocation& placePointer(uint64_t address, uint64_t extent, uint64_t time_ns);
     // The live pointer allocation at `address`, or null.
     PointerMap::iterator* findPointer(uint64_t address);
     // A freed pointer allocation's node stays in the tree, marked, until the next change
