@@ -57,7 +57,8 @@ class FrameTable {
                                        {"where", ""},
                                        {"hidden", false}});
             }
-            seen_.emplace(std::move(key), *placeholder_);
+            // Not remembered: past the bound every unseen frame is the placeholder anyway,
+            // and a million stacks of frames of their own would grow this table without end.
             return *placeholder_;
         }
         const FrameText text = frameText(f);

@@ -2,9 +2,9 @@
 // docs/report.schema.json.
 #include "base/text_safety.h"
 #include "report/report_json.h"
-#include "views/html_report.h"
 #include "report_fixture.h"
 #include "support/run_command.h"
+#include "views/html_report.h"
 
 #include <catch2/catch.hpp>
 
@@ -378,8 +378,8 @@ TEST_CASE("a stack named by several lists of a report is held once") {
     auto b = richTrace();
     const analyzer::Report r = report(b);
     // Stack 2's allocations are leaked and among the peak's holders: two lists, one frame list.
-    const auto leak = std::find_if(r.leaks.begin(), r.leaks.end(),
-                                   [](const auto& l) { return l.stack_id == 2; });
+    const auto leak =
+        std::find_if(r.leaks.begin(), r.leaks.end(), [](const auto& l) { return l.stack_id == 2; });
     const auto peak = std::find_if(r.peak.top_sites.begin(), r.peak.top_sites.end(),
                                    [](const auto& p) { return p.stack_id == 2; });
     REQUIRE(leak != r.leaks.end());

@@ -136,7 +136,7 @@ TEST_CASE("python-only stacks: the CUDA call, its caller, and the Python frames"
                                    "train_step at /srv/train.py:12", "... 1 native frame",
                                    "main at /srv/train.py:30", "... 2 more frames"});
     // The recorder hooked the function the program called: the stack starts at the caller.
-    const Stack called(stack.begin() + 2, stack.end());
+    const Stack called(std::vector<Frame>(stack.begin() + 2, stack.end()));
     CHECK(lines(called, only).front() ==
           "c10::cuda::Allocator::malloc(unsigned long) at alloc.cpp:120");
     CHECK(lines(called, only)[1] == "... 3 native frames");
@@ -234,11 +234,12 @@ TEST_CASE("styled lines: colour when asked, frames shortened, other lines wrappe
 
 namespace {
 
-Stack marked(Stack stack, const analyzer::OwnCode& own) {
-    for (Frame& f : stack) {
+Stack marked(const Stack& stack, const analyzer::OwnCode& own) {
+    std::vector<Frame> frames = stack.frames();
+    for (Frame& f : frames) {
         f.own = own.own(f);
     }
-    return stack;
+    return frames;
 }
 
 } // namespace
@@ -278,10 +279,10 @@ TEST_CASE("own code: Python outside the standard library and packages, native un
 }
 
 TEST_CASE("own code first: the user's line, how it reached CUDA, its own callers") {
-    Stack stack = pythonStack();
-    stack[6] = python("Linear.forward",
-                      "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
-    stack = marked(stack, analyzer::OwnCode({}, "/usr/bin/python3.12"));
+    std::vector<Frame> frames = pythonStack().frames();
+    frames[6] = python("Linear.forward",
+                       "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134);
+    Stack stack = marked(frames, analyzer::OwnCode({}, "/usr/bin/python3.12"));
     CHECK(lines(stack) ==
           std::vector<std::string>{"train_step at /srv/train.py:12",
                                    "  via torch.nn.modules.linear.Linear.forward \u2192 "
@@ -316,7 +317,7 @@ TEST_CASE("own code first: the user's line, how it reached CUDA, its own callers
     CHECK(lines(lib) == std::vector<std::string>{"make_buffer() at buf.cpp:7", "  via libffi.so.8",
                                                  "main at main.cpp:3"});
     // The program made the call itself: no via line.
-    Stack direct(lib.begin() + 2, lib.end());
+    Stack direct(std::vector<Frame>(lib.begin() + 2, lib.end()));
     CHECK(analyzer::viaText(direct).empty());
     none.max_frames = 0;
     CHECK(lines(direct, none) ==
