@@ -105,7 +105,7 @@ struct gpumemtrace_phase_account {
  * being written after a bounded wait (another thread inside a traced call), the trace is
  * aggregated (GPUMEMTRACE_MODE=aggregate), or the process is not traced. */
 GPUMEMTRACE_API int gpumemtrace_last_phase_account(struct gpumemtrace_phase_account* account,
-                                                  unsigned long size);
+                                                   unsigned long size);
 
 /* Moves everything recorded so far from the in-file ring into the log. Recorded events
  * are durable without it; this only makes the log current. Returns 0, or -1 when this
