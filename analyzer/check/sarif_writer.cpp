@@ -113,7 +113,7 @@ Json result(const std::string& rule, const char* level, const std::string& messa
 } // namespace
 
 void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root,
-                analyzer::OutputFile& file) {
+                const std::function<void(std::string_view)>& write) {
     Json rules = Json::array();
     for (const Rule& r : kRules) {
         rules.push_back(Json{{"id", std::string("gpumemtrace/") + r.id},
@@ -123,7 +123,7 @@ void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& r
                              {"properties", Json{{"tags", Json::array({"gpu", "memory"})}}}});
     }
     std::string out;
-    analyzer::JsonTextSink sink(out, 2, [&file](std::string_view text) { file.write(text); });
+    analyzer::JsonTextSink sink(out, 2, write);
     sink.beginObject();
     sink.key("$schema");
     sink.value("https://json.schemastore.org/sarif-2.1.0.json");
@@ -180,7 +180,6 @@ void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& r
     sink.end();
     out += '\n';
     sink.flush();
-    file.close();
 }
 
 } // namespace gmt::cli

@@ -9,17 +9,19 @@
 #pragma once
 
 #include "base/json.h"
-#include "base/output_file.h"
 #include "check/leak_gate.h"
 #include "check/source_paths.h"
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gmt::cli {
 
-// The log into `out`, which is closed after it; a million findings are never whole in memory.
+// The log handed to `write` a megabyte at a time: a million findings are never whole in
+// memory.
 void writeSarif(const std::vector<ProcessVerdict>& verdicts, const SourceRoot& root,
-                analyzer::OutputFile& out);
+                const std::function<void(std::string_view)>& write);
 
 } // namespace gmt::cli

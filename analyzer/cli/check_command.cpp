@@ -281,7 +281,8 @@ int runCheckGate(const std::vector<std::string>& traces, const CheckOptions& arg
     }
     if (!args.sarif.empty()) {
         analyzer::OutputFile sarif(args.sarif);
-        writeSarif(verdicts, root, sarif);
+        writeSarif(verdicts, root, [&sarif](std::string_view piece) { sarif.write(piece); });
+        sarif.close();
     }
     return failed_processes == 0 ? kExitOk : kExitNotOk;
 }

@@ -100,6 +100,21 @@ std::string scriptSafe(std::string_view json) {
     return out;
 }
 
+// {"report": ..., "frames": ..., "frames_left_out": N}, the report written as text as it is
+// walked (no tree of it: report_json.h), on to `write` a megabyte at a time and made
+// script-safe on the way; the frame table is complete only after.
+void writePageData(const Report& report, const std::function<void(std::string_view)>& write) {
+    const auto safe = [&write](std::string_view text) { write(scriptSafe(text)); };
+    FrameTable frames;
+    const StackJson stack = [&frames](const Stack& s) { return frames.stack(s); };
+    std::string text = R"({"report":)";
+    writeJsonText(report, text, -1, &stack, safe);
+    const uint64_t frames_left_out = frames.leftOut();
+    text += R"(,"frames":)" + jsonText(std::move(frames).take()) + R"(,"frames_left_out":)" +
+            std::to_string(frames_left_out) + "}";
+    safe(text);
+}
+
 } // namespace
 
 bool htmlReportAvailable() {
@@ -121,20 +136,6 @@ ReportOptions htmlReportOptions() {
 }
 
 void writeHtml(const Report& report, const std::function<void(std::string_view)>& write) {
-    // {"report": ..., "frames": ..., "frames_left_out": N}, the report written as text as it
-    // is walked (no tree of it: report_json.h), on to `write` a megabyte at a time; the
-    // frame table is complete only after.
-    const auto data = [&write](const Report& r) {
-        const auto safe = [&write](std::string_view text) { write(scriptSafe(text)); };
-        FrameTable frames;
-        const StackJson stack = [&frames](const Stack& s) { return frames.stack(s); };
-        std::string text = R"({"report":)";
-        writeJsonText(r, text, -1, &stack, safe);
-        const uint64_t frames_left_out = frames.leftOut();
-        text += R"(,"frames":)" + jsonText(std::move(frames).take()) + R"(,"frames_left_out":)" +
-                std::to_string(frames_left_out) + "}";
-        safe(text);
-    };
     // page.html holds three markers, in this order; what goes in is never searched.
     const std::string_view page = html_assets::kPage;
     size_t at = 0;
@@ -151,7 +152,7 @@ void writeHtml(const Report& report, const std::function<void(std::string_view)>
         write(html_assets::kStyle);
     }
     if (upTo("/*GMT_DATA*/")) {
-        data(report);
+        writePageData(report, write);
     }
     if (upTo("/*GMT_SCRIPT*/")) {
         write(html_assets::kScript);
