@@ -335,12 +335,14 @@ void Recorder::recordBlock(format::Event& e) {
         return; // after the end of the trace (the interpreter frees tensors at exit)
     }
     const auto action = static_cast<format::BlockAction>(e.api);
-    if ((action == format::BlockAction::FreeRequested ||
-         action == format::BlockAction::FreeCompleted) &&
-        self.python_.finalizing()) {
+    const bool free = action == format::BlockAction::FreeRequested ||
+                      action == format::BlockAction::FreeCompleted;
+    if (free && self.python_.finalizing()) {
         e.flags |= format::kFlagInterpreterExiting;
     }
-    self.record(e);
+    // Two of every tensor's three events: without their stack walks a tensor's events cost
+    // a third of what they did (scripts/bench-blocks.sh, docs/performance.md).
+    self.record(e, !free);
 }
 
 void Recorder::reportCachingAllocator(const format::CachingAllocatorInfo& info) {
@@ -381,9 +383,9 @@ void Recorder::emitStack(uint32_t id, const uint64_t* words, uint32_t count, voi
     pushRecord(static_cast<Session*>(ctx), format::RecordTag::Stack, w);
 }
 
-inline void Recorder::stamp(format::Event& e, Session* s) {
+inline void Recorder::stamp(format::Event& e, Session* s, bool with_stack) {
     e.tid = currentTid();
-    if (config_.stack_depth > 0 || python_.active()) {
+    if (with_stack && (config_.stack_depth > 0 || python_.active())) {
         uint64_t words[format::kMaxStackDepth + format::kMaxPythonDepth];
         // Allocations and frees come from different call sites: each kind's previous stack
         // is kept apart, and when it is found again unchanged, so is its id.
@@ -405,12 +407,12 @@ inline void Recorder::stamp(format::Event& e, Session* s) {
     e.time_ns = EventClock::now();
 }
 
-void Recorder::record(format::Event& e) {
+void Recorder::record(format::Event& e, bool with_stack) {
     Session* s = session();
     if (!s || !recording(s)) {
         return;
     }
-    stamp(e, s);
+    stamp(e, s, with_stack);
     uint64_t pos = s->ring.claim(1);
     if (pos != RingBuffer::kNoPosition) {
         t_open = {pos, pos + 1};
@@ -423,7 +425,7 @@ Recorder::Pending Recorder::reserve(format::Event& e) {
     if (!s || !recording(s)) {
         return {};
     }
-    stamp(e, s);
+    stamp(e, s, true);
     uint64_t pos = s->ring.claim(1);
     if (pos == RingBuffer::kNoPosition) {
         return {};

@@ -36,7 +36,8 @@ class Recorder {
     bool active() const { return config_.enabled && !finalized_.load(std::memory_order_relaxed); }
 
     // Records a call after it returned (allocations: the address is known only then).
-    void record(format::Event& e);
+    // `with_stack` false: the event carries no stack (stack_id 0) and none is walked.
+    void record(format::Event& e, bool with_stack = true);
 
     // From every allocation hook, after its event: attaches to a framework's caching
     // allocator once it is there and ready (frameworks/torch_caching_allocator.h). One
@@ -92,7 +93,7 @@ class Recorder {
     Session* sessionSlow();
     Session* createSession();
     // Inlined into record() and reserve(): one frame less for every stack walk to verify.
-    [[gnu::always_inline]] inline void stamp(format::Event& e, Session* s);
+    [[gnu::always_inline]] inline void stamp(format::Event& e, Session* s, bool with_stack);
     // Whether calls are recorded now: the prologue's control word (file_layout.h), which
     // `gpumemtrace control` flips from another process. One relaxed load and one branch
     // per recorded call while recording; the rest, in recordingSlow(), only when it is not
@@ -107,7 +108,10 @@ class Recorder {
     static void emitStack(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
     static void emitModule(const format::ModuleInfo& m, void* ctx);
     static void emitPythonCode(const format::PythonCodeInfo& code, void* ctx);
-    // The caching allocator's block events and what became of the attempt to get them.
+    // The caching allocator's block events and what became of the attempt to get them. A
+    // block's free_requested and free_completed are recorded without a stack: nothing the
+    // analysis says needs the free's own, and the block's allocation stack stands for it
+    // where a free is shown with frames (docs/frameworks.md).
     static void recordBlock(format::Event& e);
     static void reportCachingAllocator(const format::CachingAllocatorInfo& info);
 

@@ -38,22 +38,12 @@ STATS=$BUILD/bin/bench/trace_stats
 PRELOAD=$BUILD/lib/libgpumemtrace.so
 SIM=$BUILD/lib/cudasim
 
-for f in "$LOOP" "$STATS" "$PRELOAD" "$SIM/libcudart.so.13" "$SIM/libcuda.so.1"; do
-    [[ -e $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
-done
 MEASURE=$(cd "$(dirname "$0")" && pwd)/lib/measure.py
-for t in heaptrack python3 jq; do
-    command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
-done
-((LARGE > SMALL)) || { echo "LARGE must exceed SMALL" >&2; exit 2; }
-
-WORK=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/gmt-bench-recorder.XXXXXX")}
-mkdir -p "$WORK"
-[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-med() { median <"$WORK/$1" | awk -v f="${2:-%.1f}" '{if ($1 == "nan") print $1; else printf f "\n", $1}'; }
-calc() { awk "BEGIN {printf \"$1\n\", $2}"; }
+# shellcheck source=lib/bench.sh
+source "$(cd "$(dirname "$0")" && pwd)/lib/bench.sh"
+gmt_bench_need "$BUILD" "$LOOP" "$STATS" "$PRELOAD" "$SIM/libcudart.so.13" "$SIM/libcuda.so.1" \
+    -- heaptrack python3 jq
+gmt_bench_work recorder
 
 # The command of configuration NAME for N pairs, as an argv (also printed in the report).
 command_of() {
@@ -128,18 +118,4 @@ for d in $DEPTHS; do
 done
 echo "| heaptrack (full stacks) | $(med heaptrack.cost.wall) | $(med heaptrack.cost.cpu) | 1 | 1 | all | – |"
 echo
-echo "Marginal cost of the workload itself (ns per event, medians):"
-echo
-echo "| configuration | wall | CPU |"
-echo "|---|---:|---:|"
-for c in $CONFIGS; do
-    echo "| $c | $(med "$c.marginal.wall") | $(med "$c.marginal.cpu") |"
-done
-echo
-echo "Commands (N = $SMALL and $LARGE; each run by scripts/lib/measure.py):"
-echo
-echo '```'
-for c in $CONFIGS; do
-    command_of "$c" N "TRACE"
-done
-echo '```'
+gmt_bench_marginals "Marginal cost of the workload itself (ns per event, medians):"

@@ -105,8 +105,13 @@ struct MemoryVizWriter::Snapshot {
     std::optional<Pending> pending;
     // Allocations that are the allocator's segments: their ends are its segment_free.
     FlatMap<uint8_t> allocator_segments;
-    // The allocator's blocks not yet free for reuse: the size their alloc entry gave.
-    FlatMap<uint64_t> block_sizes;
+    // The allocator's blocks not yet free for reuse: the size and stack their alloc entry
+    // gave.
+    struct BlockAlloc {
+        uint64_t size;
+        uint32_t stack;
+    };
+    FlatMap<BlockAlloc> blocks;
 };
 
 MemoryVizWriter::MemoryVizWriter(const Analysis& analysis, std::vector<std::string> outputs,
@@ -294,18 +299,26 @@ void MemoryVizWriter::block(Snapshot& s, const format::Event& e) {
     };
     switch (action) {
     case format::BlockAction::Alloc:
-        *s.block_sizes.tryEmplace(e.address).first = e.size;
+        *s.blocks.tryEmplace(e.address).first = Snapshot::BlockAlloc{e.size, e.stack_id};
         put("alloc", e.size);
         break;
     case format::BlockAction::FreeRequested:
     case format::BlockAction::FreeCompleted: {
-        const uint64_t* size = s.block_sizes.find(e.address);
-        const uint64_t bytes = size ? *size : e.size;
-        const bool completed = action == format::BlockAction::FreeCompleted;
-        if (completed && size) {
-            s.block_sizes.erase(e.address);
+        const Snapshot::BlockAlloc* alloc = s.blocks.find(e.address);
+        Entry x = base;
+        x.action =
+            action == format::BlockAction::FreeCompleted ? "free_completed" : "free_requested";
+        x.size = alloc ? alloc->size : e.size;
+        // The recorder takes no stack for a block's free (docs/frameworks.md): its entries
+        // carry the allocation's frames, as PyTorch's own do when it gathers no free
+        // context. A free that has a stack (traces of earlier recorders) keeps its own.
+        if (x.stack == 0 && alloc) {
+            x.stack = alloc->stack;
         }
-        put(completed ? "free_completed" : "free_requested", bytes);
+        if (action == format::BlockAction::FreeCompleted && alloc) {
+            s.blocks.erase(e.address);
+        }
+        entry(s, sec, x);
         break;
     }
     case format::BlockAction::SegmentAlloc:

@@ -11,10 +11,11 @@
 // Where the recorder attached to PyTorch's caching allocator (its block events, Op::Block),
 // the snapshot is the allocator's own, as torch.cuda.memory._snapshot() writes it: its
 // segment_alloc/segment_free, and the tensors' alloc, free_requested and free_completed
-// inside them, with the stacks that made them. The cudaMalloc that made a segment is then
-// not a block of its own: every allocation is held back one event, until the next says
-// whether it was the allocator's segment_alloc. Segments held at the end list their blocks, with
-// the free space between them as inactive blocks.
+// inside them, with the stacks that made them (a free's entries carry its block's
+// allocation stack: the recorder takes none for a free). The cudaMalloc that made a
+// segment is then not a block of its own: every allocation is held back one event, until
+// the next says whether it was the allocator's segment_alloc. Segments held at the end list
+// their blocks, with the free space between them as inactive blocks.
 //
 // device_traces is a list per GPU ordinal, but the trace interleaves GPUs: the events of
 // GPU 0 go straight to the file, those of other GPUs to a scratch file each, appended in

@@ -484,6 +484,41 @@ def test_memory_viz():
            f"memory_stats {end}")
 
 
+def test_block_free_stacks():
+    """A tensor's free_requested and free_completed are recorded without a stack (no stack
+    walk: two of its three events), its alloc with the Python line that made it; the
+    memory-viz export gives a free's entries the frames of its block's allocation, as
+    PyTorch's own snapshot does when it gathers no free context, and the report's tensor
+    sites still name the lines that made the tensors."""
+    _, trace = torch_like("train")
+    blocks = [r for r in dump(trace) if r["record"] == "event" and r["event"] == "block"]
+    frees = [e for e in blocks if e["api"] in ("free_requested", "free_completed")]
+    allocs = [e for e in blocks if e["api"] == "alloc"]
+    expect(frees and all(e["stack"] == 0 for e in frees),
+           f"{len(frees)} frees, stacks {sorted({e['stack'] for e in frees})[:10]}")
+    expect(allocs and all(e["stack"] != 0 for e in allocs), "every alloc has its stack")
+    rep = report(trace)
+    lines = [python_lines(s["stack"]) for s in caching_of(rep)["tensor_peak"]["top_sites"]]
+    expect(any(lines), f"the tensor sites name torch_like.py's lines: {lines}")
+
+    out = os.path.join(ARGS.workdir, "free_stacks.pickle")
+    gmt("export", "--format", "memory-viz", "-o", out, trace)
+    alloc_frames, checked, named = {}, 0, 0
+    for e in load_snapshot(out)["device_traces"][0]:
+        if e["action"] == "alloc":
+            alloc_frames[e["addr"]] = e["frames"]
+        elif e["action"] in ("free_requested", "free_completed"):
+            frames = alloc_frames.get(e["addr"])
+            expect(frames is not None and e["frames"] == frames,
+                   f"a free's frames are its allocation's: {e} vs {frames}")
+            checked += 1
+            named += any(f["filename"].endswith("torch_like.py") for f in e["frames"])
+            if e["action"] == "free_completed":
+                del alloc_frames[e["addr"]]
+    expect(checked == len(frees), f"{checked} free entries checked, {len(frees)} frees")
+    expect(named == checked, f"{named} of {checked} free entries name torch_like.py's lines")
+
+
 # ----- aggregated traces of block events (preload/aggregator.h) ---------------------------
 
 AGGREGATE = {"GPUMEMTRACE_MODE": "aggregate"}
