@@ -169,7 +169,7 @@ void LogWriter::drainLocked(const Ends& ends) {
             const uint64_t first = pos;
             // A phase opens and closes only at a Phase record, never inside a run of events.
             PhaseAccounting* const accounted =
-                accounting && accounting->open() ? accounting : nullptr;
+                accounting && accounting->wantsEvents() ? accounting : nullptr;
             do {
                 if (accounted) [[unlikely]] {
                     format::Event e;

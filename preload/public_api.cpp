@@ -54,8 +54,10 @@ gpumemtrace_last_phase_account(struct gpumemtrace_phase_account* account, unsign
         return -1;
     }
     // The caller's struct may be older (shorter) than ours: only what it has room for.
-    gpumemtrace_phase_account full{a.unsettled,        a.allocations, a.frees,
-                                   a.live_allocations, a.live_bytes,  a.peak_increase_bytes};
+    gpumemtrace_phase_account full{a.unsettled,         a.allocations,        a.frees,
+                                   a.live_allocations,  a.live_bytes,         a.peak_increase_bytes,
+                                   a.block_allocations, a.block_frees,        a.live_blocks,
+                                   a.live_block_bytes,  a.cached_allocations, a.cached_bytes};
     std::memcpy(account, &full, std::min<unsigned long>(size, sizeof full));
     return 0;
 }
@@ -67,4 +69,6 @@ static_assert(flags::kOtherEvents == GPUMEMTRACE_ACCOUNT_OTHER_EVENTS &&
               flags::kOtherPhases == GPUMEMTRACE_ACCOUNT_OTHER_PHASES &&
               flags::kDropped == GPUMEMTRACE_ACCOUNT_DROPPED &&
               flags::kPaused == GPUMEMTRACE_ACCOUNT_PAUSED &&
-              flags::kOverflow == GPUMEMTRACE_ACCOUNT_OVERFLOW);
+              flags::kOverflow == GPUMEMTRACE_ACCOUNT_OVERFLOW &&
+              flags::kBlocks == GPUMEMTRACE_ACCOUNT_BLOCKS &&
+              flags::kBlocksInexact == GPUMEMTRACE_ACCOUNT_BLOCKS_INEXACT);

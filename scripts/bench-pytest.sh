@@ -3,9 +3,12 @@
 #
 #   scripts/bench-pytest.sh BUILD_DIR
 #
-# The workload is N tests in one module (generated here): empty (WORKLOAD=empty), or each
+# The workload is N tests in one module (generated here): empty (WORKLOAD=empty), each
 # allocating a 1 MiB device buffer and freeing it through the simulated libcudart by ctypes,
-# as the plugin's own tests do (WORKLOAD=alloc). It runs three ways, each under
+# as the plugin's own tests do (WORKLOAD=alloc), or each making a 1 MiB tensor and freeing it
+# through the stand-in PyTorch caching allocator of tests/frameworks (BUILD_DIR's
+# tests/frameworks/fake_torch; the first test's segment stays cached for the others), as the
+# plugin's PyTorch-style tests do (WORKLOAD=blocks). It runs three ways, each under
 # `gpumemtrace record` of BUILD_DIR (the simulated CUDA on LD_LIBRARY_PATH, as in the tests):
 #
 #   recorded   python -m pytest test_WORKLOAD.py                (the plugin not enabled)
@@ -28,7 +31,9 @@ set -euo pipefail
 BUILD=${1:?usage: $0 BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
 WORKLOAD=${WORKLOAD:-empty}
-[[ $WORKLOAD == empty || $WORKLOAD == alloc ]] || { echo "WORKLOAD: empty or alloc" >&2; exit 2; }
+[[ $WORKLOAD == empty || $WORKLOAD == alloc || $WORKLOAD == blocks ]] ||
+    { echo "WORKLOAD: empty, alloc or blocks" >&2; exit 2; }
+FAKE_C10=$BUILD/tests/frameworks/fake_torch/lib/libc10_cuda.so
 MODULE=test_$WORKLOAD.py
 COUNTS=${COUNTS:-"10 100 1000 10000"}
 BEFORE_COUNTS=${BEFORE_COUNTS:-"10 100 1000"}
@@ -39,7 +44,9 @@ SIM=$BUILD/lib/cudasim
 HERE=$(cd "$(dirname "$0")" && pwd)
 MEASURE=$HERE/lib/measure.py
 
-for f in "$GMT" "$BUILD/lib/libgpumemtrace.so" "$SIM/libcudart.so.13"; do
+needed=("$GMT" "$BUILD/lib/libgpumemtrace.so" "$SIM/libcudart.so.13")
+[[ $WORKLOAD == blocks ]] && needed+=("$FAKE_C10")
+for f in "${needed[@]}"; do
     [[ -e $f ]] || { echo "missing $f: cmake --build $BUILD" >&2; exit 2; }
 done
 PYTHON=${PYTHON:-}
@@ -65,6 +72,25 @@ module() {
     mkdir -p "$dir"
     if [[ $WORKLOAD == empty ]]; then
         for ((i = 0; i < n; i++)); do printf 'def test_%05d():\n    pass\n\n' "$i"; done
+    elif [[ $WORKLOAD == blocks ]]; then
+        cat <<EOF
+import ctypes
+
+torch = ctypes.CDLL("$FAKE_C10")
+torch.fake_torch_malloc.restype = ctypes.c_void_p
+torch.fake_torch_malloc.argtypes = [ctypes.c_size_t, ctypes.c_void_p]
+torch.fake_torch_free.argtypes = [ctypes.c_void_p]
+torch.fake_torch_init()
+
+
+def tensor(size):
+    pointer = torch.fake_torch_malloc(size, None)
+    assert pointer
+    torch.fake_torch_free(pointer)
+
+
+EOF
+        for ((i = 0; i < n; i++)); do printf 'def test_%05d():\n    tensor(1 << 20)\n\n' "$i"; done
     else
         cat <<'EOF'
 import ctypes
@@ -129,6 +155,7 @@ cost() { # NAME N: ms per test over `recorded`, or "not run"
 echo
 what="Empty tests"
 [[ $WORKLOAD == alloc ]] && what="Tests that allocate and free 1 MiB"
+[[ $WORKLOAD == blocks ]] && what="Tests that make and free a 1 MiB tensor (stand-in PyTorch)"
 echo "$what under \`gpumemtrace record\`, medians of $ROUNDS interleaved rounds. Load"
 echo "average: $LOAD_BEFORE before, $LOAD_AFTER after; $(nproc) cores. Session: pytest's own time"
 echo "(\"N passed in S s\"); process: the whole run's wall time. The plugin's cost per test is"

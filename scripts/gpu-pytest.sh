@@ -2,7 +2,10 @@
 # On a GPU host: the pytest plugin's verdicts on the real libcudart (tests/cli/pytest_module,
 # the simulator's end-to-end module, through ctypes) and on PyTorch (tests/gpu/pytest_torch),
 # each run twice, with the recorder's in-process verdicts and with --gpumemtrace-always-check;
-# the verdict lines must be the same. Prints the summaries (which verdicts came from where).
+# the tests' outcomes and the plugin's verdict lines must be the same. Prints the summaries
+# (which verdicts came from where: on PyTorch, test_empty from the recorder's count, the
+# tests that free their tensors from its accounting once cuBLAS has its workspace, the
+# leak and the limit from check).
 #   PYTHON=/path/to/python-with-pytest scripts/gpu-pytest.sh BUNDLE OUT
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -31,7 +34,7 @@ for module in "$here/tests/cli/pytest_module/test_gpu_accounting.py" \
             > "$work/$how.log" 2>&1
         echo "== $name, $how: exit $?"
         grep -E "verdicts|passed|failed" "$work/$how.log" | tail -3
-        grep -E "^(PASSED|FAILED) " "$work/$how.log" | sort > "$work/$how.verdicts"
+        grep -E "^(PASSED|FAILED|ok   |FAIL ) " "$work/$how.log" | sort > "$work/$how.verdicts"
     done
     if cmp -s "$work/recorder.verdicts" "$work/always.verdicts"; then
         echo "$name: same verdicts ($(wc -l < "$work/recorder.verdicts") tests)"

@@ -55,15 +55,15 @@ GPUMEMTRACE_API int gpumemtrace_last_popped_phase(struct gpumemtrace_popped_phas
  * harness gets a test's figures without reading the trace (the pytest plugin, docs/ci.md).
  * After gpumemtrace_account_phases(), each phase this thread pushes while no accounted
  * phase is open is followed, with the phases nested in it, to the pop that closes it:
- * every device allocation made meanwhile by any thread, and its free. Returns 0, or -1 when
+ * every device allocation made meanwhile by any thread, and its free, and a caching
+ * allocator's blocks (PyTorch's tensors) inside its segments. Returns 0, or -1 when
  * the process is not traced. One thread per process: the last to call it. */
 GPUMEMTRACE_API int gpumemtrace_account_phases(void);
 
 /* Why the figures of struct gpumemtrace_phase_account may not be what `gpumemtrace check
  * --phase` says of the phase (bits of `unsettled`): then ask it. */
-/* Events the accounting does not follow: arrays, pools, host memory, VMM, device resets, a
- * caching allocator's blocks (PyTorch's tensors), or an address allocated again while live
- * (a free the trace misses). */
+/* Events the accounting does not follow: arrays, pools, host memory, VMM, device resets,
+ * or an address allocated again while live (a free the trace misses). */
 #define GPUMEMTRACE_ACCOUNT_OTHER_EVENTS 0x1ull
 /* Memory allocated before the phase was freed in it: the process's device memory fell by
  * bytes not counted here, so peak_increase_bytes may be more than the analyzer's figure
@@ -81,6 +81,15 @@ GPUMEMTRACE_API int gpumemtrace_account_phases(void);
 #define GPUMEMTRACE_ACCOUNT_PAUSED 0x20ull
 /* More live allocations of the phase than the recorder keeps (65536). */
 #define GPUMEMTRACE_ACCOUNT_OVERFLOW 0x40ull
+/* A caching allocator's block events (PyTorch's tensors) were in the phase: its figures at
+ * the tensor level are the fields from block_allocations on, which a caller that does not
+ * read them must leave to `check` (a caller that does clears this bit). */
+#define GPUMEMTRACE_ACCOUNT_BLOCKS 0x80ull
+/* Block events the accounting cannot place exactly as the analysis does: a block whose size
+ * is an estimate, expandable segments, an out-of-memory, a free or alloc the trace cannot
+ * match, a free made while the interpreter finalized, a block of a segment taken before the
+ * accounting began (gpumemtrace_account_phases). */
+#define GPUMEMTRACE_ACCOUNT_BLOCKS_INEXACT 0x100ull
 
 struct gpumemtrace_phase_account {
     unsigned long long unsettled; /* GPUMEMTRACE_ACCOUNT_* bits; 0: every figure is exact */
@@ -93,8 +102,20 @@ struct gpumemtrace_phase_account {
     unsigned long long live_allocations;
     unsigned long long live_bytes;
     /* The most the process's device memory rose above its level at the push: `check
-     * --phase --max-peak-increase`'s figure. */
+     * --phase --max-peak-increase`'s figure (the segment level, for PyTorch). */
     unsigned long long peak_increase_bytes;
+    /* The tensor level (GPUMEMTRACE_ACCOUNT_BLOCKS): blocks a caching allocator handed out
+     * in the phase, and those of them the program freed in it. */
+    unsigned long long block_allocations;
+    unsigned long long block_frees;
+    /* Of those, still allocated at the pop, and their bytes as the caching allocator counts
+     * them (rebuilt with its rules, docs/frameworks.md): the phase's leaked tensors. */
+    unsigned long long live_blocks;
+    unsigned long long live_block_bytes;
+    /* Of live_allocations, the segments the caching allocator took in the phase and holds at
+     * the pop: its cache, which `check` does not count as leaked. */
+    unsigned long long cached_allocations;
+    unsigned long long cached_bytes;
 };
 
 /* Fills the first `size` bytes of *account (fields added later come at the end) with the

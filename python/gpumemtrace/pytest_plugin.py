@@ -22,10 +22,11 @@ in-process, when its figures are what ``check`` would say:
   of the test's phase and its pop (``gpumemtrace_last_popped_phase``), and a phase with no
   record in it has no allocation, so no leak, no growth and no peak increase
   (``_Verdict.of_empty_phase``);
-* a test that freed every device allocation it made: the recorder accounts each test's
-  phase (``gpumemtrace_account_phases``, ``gpumemtrace_last_phase_account``): what the
-  phase allocated and freed, the peak increase, and whether anything it did is beyond its
-  counting (``_Verdict.of_account``).
+* a test that freed every device allocation it made, and every tensor (PyTorch's caching
+  allocator's blocks; the segments it keeps cached are no leak, as check says): the
+  recorder accounts each test's phase (``gpumemtrace_account_phases``,
+  ``gpumemtrace_last_phase_account``): what the phase allocated and freed, the peak
+  increase, and whether anything it did is beyond its counting (``_Verdict.of_account``).
 
 Every other test (anything left allocated, events the accounting does not follow, events
 dropped, a test id pushed before) is checked as above, and so is a test over its limit,
@@ -95,11 +96,17 @@ class _PhaseAccount(ctypes.Structure):
     """struct gpumemtrace_phase_account (include/gpumemtrace.h)."""
     _fields_ = [("unsettled", ctypes.c_ulonglong), ("allocations", ctypes.c_ulonglong),
                 ("frees", ctypes.c_ulonglong), ("live_allocations", ctypes.c_ulonglong),
-                ("live_bytes", ctypes.c_ulonglong), ("peak_increase_bytes", ctypes.c_ulonglong)]
+                ("live_bytes", ctypes.c_ulonglong), ("peak_increase_bytes", ctypes.c_ulonglong),
+                ("block_allocations", ctypes.c_ulonglong), ("block_frees", ctypes.c_ulonglong),
+                ("live_blocks", ctypes.c_ulonglong), ("live_block_bytes", ctypes.c_ulonglong),
+                ("cached_allocations", ctypes.c_ulonglong), ("cached_bytes", ctypes.c_ulonglong)]
 
 
 # GPUMEMTRACE_ACCOUNT_FREED_BEFORE: the peak increase may be above check's; the rest stands.
 _ACCOUNT_FREED_BEFORE = 0x2
+# GPUMEMTRACE_ACCOUNT_BLOCKS: the tensor level is in the fields from block_allocations on,
+# which this plugin reads.
+_ACCOUNT_BLOCKS = 0x80
 
 
 class _Recorder:
@@ -247,13 +254,17 @@ class _Verdict:
     @classmethod
     def of_account(cls, account, limit):
         """What check says of a phase marked once that the recorder accounted, when its
-        figures settle it (include/gpumemtrace.h): every allocation it made was freed in it,
-        so nothing leaked; no allocation stack's live bytes from it took three different
+        figures settle it (include/gpumemtrace.h): every device allocation it made was freed
+        in it or is a segment the caching allocator holds (its cache, which check does not
+        count), and every tensor (a caching allocator's block) it made was freed in it, so
+        nothing leaked; no allocation stack's live bytes from it took three different
         levels, so nothing grows from it; and its peak increase is exact (nothing allocated
         before it was freed in it) and within the limit, or there is no limit. Otherwise
         None: check decides, and gives the stacks of a failure."""
         unsettled = account.unsettled & ~(_ACCOUNT_FREED_BEFORE if limit is None else 0)
-        if unsettled or account.live_allocations:
+        unsettled &= ~_ACCOUNT_BLOCKS
+        if (unsettled or account.live_allocations != account.cached_allocations
+                or account.live_blocks):
             return None
         if limit is None:
             return cls(0, 0, None, None, False, [])

@@ -1004,21 +1004,46 @@ def test_pytest_fast_path():
            counts.endswith(", 1 by gpumemtrace check"), "one check: " + counts, r)
 
 
+def accounted_and_checked(module, outcome, extra_env=None):
+    """The pytest plugin run on MODULE twice, its verdicts from the recorder where it can
+    (accounted) and every one from check (checked); each run must end with OUTCOME."""
+    pytest_args = pytest_with_plugin(module)
+    runs = {}
+    for mode in ("accounted", "checked"):
+        extra = ["--gpumemtrace-always-check"] if mode == "checked" else []
+        r = gmt("record", "-q", "-o", "pytest_accounting.%p.gmtrace", "--", *pytest_args,
+                *extra, extra_env=extra_env)
+        expect(r.returncode == 1 and outcome in r.stdout, outcome, r)
+        runs[mode] = r
+    return runs
+
+
+def same_verdicts_either_way(runs, expected, accounted_counts):
+    """Both runs give EXPECTED's lines, the accounted one with ACCOUNTED_COUNTS, and the
+    failures read the same, figures and stacks (the traces' names aside)."""
+    tests, counts = pytest_summary(runs["accounted"])
+    expect(tests == expected, "the verdicts: %s" % tests, runs["accounted"])
+    expect(counts == accounted_counts, "the verdicts by route: " + counts, runs["accounted"])
+    checked, counts = pytest_summary(runs["checked"])
+    expect(checked == expected, "check's verdicts: %s" % checked, runs["checked"])
+    expect(counts.endswith(", %d by gpumemtrace check" % len(expected)),
+           "all checked: " + counts, runs["checked"])
+
+    def failures(r):
+        out = re.sub(r"pytest_accounting\.\d+\.gmtrace", "TRACE", r.stdout)
+        start = out.index("= FAILURES =")
+        return out[start:out.index("gpumemtrace: GPU memory per test", start)]
+    expect(failures(runs["accounted"]) == failures(runs["checked"]),
+           "the same failures either way:\n" + failures(runs["accounted"]))
+
+
 def test_pytest_accounting():
     """Tests that allocate and free get their verdict from the recorder's accounting of their
     phase (allocations of other threads included), and exactly check's: the same lines,
     failures and figures as with --gpumemtrace-always-check; the tests it cannot settle (a
     leak, a peak over its limit, memory an earlier test allocated freed under a limit, a
     site that grows) are checked, with their stacks."""
-    pytest_args = pytest_with_plugin("test_gpu_accounting.py")
-    runs = {}
-    for mode in ("accounted", "checked"):
-        extra = ["--gpumemtrace-always-check"] if mode == "checked" else []
-        r = gmt("record", "-q", "-o", "pytest_accounting.%p.gmtrace", "--", *pytest_args,
-                *extra)
-        expect(r.returncode == 1 and "4 failed, 6 passed" in r.stdout, "four tests fail", r)
-        runs[mode] = r
-    tests, counts = pytest_summary(runs["accounted"])
+    runs = accounted_and_checked("test_gpu_accounting.py", "4 failed, 6 passed")
     name = "test_gpu_accounting.py::"
     expected = [
         "ok   " + name + "test_alloc_free: ok",
@@ -1032,23 +1057,10 @@ def test_pytest_accounting():
         "FAIL " + name + "test_leaks: leaked 8.0 MiB",
         "ok   " + name + "test_nested_phase_frees: ok",
     ]
-    expect(tests == expected, "the verdicts: %s" % tests, runs["accounted"])
-    expect(counts == "verdicts: 5 from the recorder (0 with nothing recorded, 5 from its "
-           "accounting of what the test allocated and freed), 5 by gpumemtrace check",
-           "the tests that freed what they allocated ran no check: " + counts,
-           runs["accounted"])
-    checked, counts = pytest_summary(runs["checked"])
-    expect(checked == expected, "check's verdicts: %s" % checked, runs["checked"])
-    expect(counts.endswith(", 10 by gpumemtrace check"), "all checked: " + counts,
-           runs["checked"])
-
-    # The failures read the same, figures and stacks (the traces' names aside).
-    def failures(r):
-        out = re.sub(r"pytest_accounting\.\d+\.gmtrace", "TRACE", r.stdout)
-        start = out.index("= FAILURES =")
-        return out[start:out.index("gpumemtrace: GPU memory per test", start)]
-    expect(failures(runs["accounted"]) == failures(runs["checked"]),
-           "the same failures either way:\n" + failures(runs["accounted"]))
+    # The tests that freed what they allocated ran no check.
+    same_verdicts_either_way(runs, expected, "verdicts: 5 from the recorder (0 with nothing "
+                             "recorded, 5 from its accounting of what the test allocated and "
+                             "freed), 5 by gpumemtrace check")
     out = runs["accounted"].stdout
     # A peak over its limit still lists what held it, at the user's line, then the test.
     lines = out[out.index("GPU memory verdict of " + name + "test_over_limit"):].splitlines()
@@ -1062,6 +1074,38 @@ def test_pytest_accounting():
            "the thread's allocation counts in the test", runs["accounted"])
 
 
+def test_pytest_accounting_blocks():
+    """PyTorch-style tests, on the stand-in caching allocator: a test whose tensors are all
+    freed gets its verdict from the recorder's accounting of the block events, the segments
+    the allocator keeps cached being no leak, exactly as check says; a leaked tensor, a peak
+    over its limit and a tensor site that grows are checked, with their stacks."""
+    if not os.path.exists(os.path.join(ARGS.fake_torch, "lib", "libc10_cuda.so")):
+        raise Skip("the stand-in libc10_cuda.so is not built in " + ARGS.fake_torch)
+    stand_in = os.path.join(ARGS.source_root, "tests", "frameworks", "programs",
+                            "site-packages")
+    env = {"FAKE_TORCH": ARGS.fake_torch, "PYTHONPATH": stand_in}
+    runs = accounted_and_checked("test_gpu_blocks.py", "3 failed, 6 passed", env)
+    name = "test_gpu_blocks.py::"
+    expected = [
+        "ok   " + name + "test_tensors_freed_segments_cached: ok",
+        "ok   " + name + "test_new_segment_limited: peak +32.0 MiB",
+        "ok   " + name + "test_cached_segments_reused: peak +0 B",
+        "FAIL " + name + "test_tensor_leak: leaked 1.0 MiB",
+        "ok   " + name + "test_frees_earlier_tensor: ok",
+        "ok   " + name + "test_no_allocations: ok",
+        "FAIL " + name + "test_over_limit: over limit: 40.0 MiB",
+        "FAIL " + name + "test_tensor_site_grows: grows 256.0 KiB/iteration",
+        "ok   " + name + "test_record_stream: ok",
+    ]
+    same_verdicts_either_way(runs, expected, "verdicts: 6 from the recorder (1 with nothing "
+                             "recorded, 5 from its accounting of what the test allocated and "
+                             "freed), 3 by gpumemtrace check")
+    out = runs["accounted"].stdout
+    # The leaked tensor is named at the test's line, not inside the allocator.
+    expect(re.search(r"1\.0 MiB allocated at: test_tensor_leak at \S*test_gpu_blocks\.py:\d+",
+                     out), "the leaked tensor's line", runs["accounted"])
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -1073,6 +1117,7 @@ def main():
     parser.add_argument("--source-root", default="")
     parser.add_argument("--sarif-schema", default="")
     parser.add_argument("--cudasim", required=True)
+    parser.add_argument("--fake-torch", default="")
     parser.add_argument("--workdir", required=True)
     ARGS = parser.parse_args()
     return run_case(globals(), ARGS)
