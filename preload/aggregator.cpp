@@ -76,6 +76,8 @@ void Aggregator::charge(const Event& alloc, uint64_t pos, bool added) {
             if (segment_.live > segment_.peak) {
                 segment_.peak = segment_.live;
                 segment_.peak_pos = pos;
+                segment_peak_time_ = alloc.time_ns;
+                running_peak_folded_ = 0; // what is alive now is all in live_
             }
         } else {
             segment_.live -= std::min(segment_.live, alloc.size);
@@ -93,8 +95,10 @@ bool Aggregator::relevant(uint64_t alloc_pos, uint64_t free_pos, const Event& al
             return true;
         }
     }
-    if (!phases_.empty() && kindOf(alloc) != Kind::HostPinned && segment_.peak_pos >= alloc_pos &&
-        segment_.peak_pos < free_pos) {
+    // The stretch peak that rose most (and the current stretch's while it rises more).
+    if (!phases_.empty() && kindOf(alloc) != Kind::HostPinned &&
+        ((risesMost() && segment_.peak_pos >= alloc_pos && segment_.peak_pos < free_pos) ||
+         (rise_pos_ >= alloc_pos && rise_pos_ < free_pos))) {
         return true;
     }
     auto pin = std::lower_bound(pins_.begin(), pins_.end(), alloc_pos);
@@ -121,6 +125,55 @@ void Aggregator::fold(const Event& alloc, uint64_t alloc_pos, uint64_t free_pos)
     ++summary_.folded_allocations;
     summary_.folded_bytes += alloc.size;
     ++summary_.folded_frees;
+    if (kindOf(alloc) != Kind::HostPinned) { // the analysis's live bytes, and growth's
+        foldSpan(alloc.stack_id, alloc.size, alloc_pos, free_pos, true);
+    }
+}
+
+void Aggregator::foldSpan(uint32_t stack, uint64_t bytes, uint64_t from, uint64_t to, bool level) {
+    const auto delta = static_cast<int64_t>(bytes);
+    auto mark = [&](uint64_t pos) {
+        return static_cast<size_t>(
+            std::lower_bound(phases_.begin(), phases_.end(), pos,
+                             [](const auto& phase, uint64_t p) { return phase.first < p; }) -
+            phases_.begin());
+    };
+    auto site = [&](size_t at, int64_t change) {
+        auto& sites = mark_site_diff_[at];
+        if ((sites[stack] += change) == 0) {
+            sites.erase(stack);
+            if (sites.empty()) {
+                mark_site_diff_.erase(at);
+            }
+        }
+    };
+    // Alive at the Phase records from the first at or after `from` to the last before `to`.
+    const size_t first = mark(from), after = mark(to);
+    if (first < after) {
+        site(first, delta);
+        site(after, -delta);
+        if (level) {
+            mark_diff_[first] += delta;
+            mark_diff_[after] -= delta;
+        }
+    }
+    if (!level) {
+        return;
+    }
+    auto peak = [&](uint64_t pos) {
+        return static_cast<size_t>(
+            std::lower_bound(stretch_peaks_.begin(), stretch_peaks_.end(), pos,
+                             [](const StretchPeak& s, uint64_t p) { return s.pos < p; }) -
+            stretch_peaks_.begin());
+    };
+    const size_t first_peak = peak(from), after_peak = peak(to);
+    if (first_peak < after_peak) {
+        peak_diff_[first_peak] += delta;
+        peak_diff_[after_peak] -= delta;
+    }
+    if (!phases_.empty() && segment_.peak_pos >= from && segment_.peak_pos < to) {
+        running_peak_folded_ += delta; // the current stretch's peak, not in stretch_peaks_
+    }
 }
 
 void Aggregator::maybePrune() {
@@ -205,36 +258,110 @@ void Aggregator::onPhase(uint64_t pos, const uint8_t* record, uint32_t length) {
         return;
     }
     if (!phases_.empty()) {
-        // The stretch that ends here had its most live bytes then: a moment to keep.
-        pins_.insert(std::upper_bound(pins_.begin(), pins_.end(), segment_.peak_pos),
-                     segment_.peak_pos);
+        // The stretch that ends here had its most live bytes then: what the allocations
+        // folded from now on held there is written with it (FoldedPeak), nothing is kept
+        // unless it rose most of all (strictly: the analysis keeps the first of equals).
+        if (risesMost()) {
+            best_rise_ = segment_.peak - stretch_start_live_;
+            rise_pos_ = segment_.peak_pos;
+        }
+        stretch_peaks_.push_back(
+            {segment_.peak_pos,
+             segment_peak_time_ - std::min(segment_peak_time_, stretch_start_ns_)});
+        // What was folded while it ran counts there; what is folded later, by its span.
+        peak_diff_.back() += running_peak_folded_;
+        peak_diff_.push_back(-running_peak_folded_);
+        running_peak_folded_ = 0;
     }
+    format::ByteReader r(std::span<const uint8_t>(record, length));
+    r.byte();   // the tag
+    r.varint(); // the body's size
+    const uint64_t time_ns = r.varint();
+    stretch_start_ns_ = r.ok() ? time_ns : 0;
     phases_.emplace_back(pos, std::vector<uint8_t>(record, record + length));
     segments_.emplace_back();
+    mark_diff_.push_back(0);
     segment_.peak = segment_.live;
     segment_.peak_pos = pos;
-    pin(pos);
+    stretch_start_live_ = segment_.live;
+}
+
+void Aggregator::encodeFolded(std::vector<std::pair<uint64_t, size_t>>& keyed) {
+    folded_records_.clear();
+    auto add = [&](uint64_t key, format::RecordTag tag, const std::vector<uint8_t>& body) {
+        std::vector<uint8_t> framed(body.size() + 16);
+        format::ByteWriter w(framed.data(), framed.size());
+        format::appendRecord(w, tag, body.data(), body.size());
+        framed.resize(w.size());
+        keyed.emplace_back(key, folded_records_.size());
+        folded_records_.push_back(std::move(framed));
+    };
+    std::vector<uint8_t> body;
+    auto encoded = [&](auto&& write) {
+        format::ByteWriter w(body.data(), body.size());
+        write(w);
+        body.resize(w.size());
+        return body;
+    };
+    auto site_changes = mark_site_diff_.begin();
+    for (size_t i = 0; i < phases_.size(); ++i) {
+        format::FoldedMark m;
+        m.level = mark_diff_[i];
+        if (site_changes != mark_site_diff_.end() && site_changes->first == i) {
+            for (const auto& [stack, bytes] : site_changes->second) {
+                m.sites.push_back({stack, bytes});
+            }
+            ++site_changes;
+        }
+        if (m.level != 0 || !m.sites.empty()) {
+            body.assign(16 + 24 * m.sites.size(), 0);
+            add(4 * phases_[i].first + 1, format::RecordTag::FoldedMark,
+                encoded([&](format::ByteWriter& w) { format::encodeFoldedMark(w, m); }));
+        }
+    }
+    auto peak = [&](uint64_t pos, uint64_t after_ns, int64_t held, uint64_t mark_pos) {
+        // At the Phase record itself, FoldedMark says it.
+        if (held > 0 && pos != mark_pos) {
+            const format::FoldedPeak p{after_ns, static_cast<uint64_t>(held)};
+            body.assign(24, 0);
+            add(4 * pos + 3, format::RecordTag::FoldedPeak,
+                encoded([&](format::ByteWriter& w) { format::encodeFoldedPeak(w, p); }));
+        }
+    };
+    int64_t held = 0;
+    for (size_t k = 0; k < stretch_peaks_.size(); ++k) {
+        held += peak_diff_[k];
+        peak(stretch_peaks_[k].pos, stretch_peaks_[k].after_ns, held, phases_[k].first);
+    }
+    if (!phases_.empty()) { // the current stretch, so far
+        peak(segment_.peak_pos,
+             segment_peak_time_ - std::min(segment_peak_time_, stretch_start_ns_),
+             running_peak_folded_, phases_.back().first);
+    }
 }
 
 uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out) {
     pruneHolders();
-    // Sorted by key: 2 * position, and a stretch's PhaseTotals just before the Phase
-    // record that ends it (the last one's after every event).
+    // Sorted by key: 4 * position + 2; a FoldedPeak just after the event of its moment; a
+    // stretch's PhaseTotals, then the FoldedMark, just before the Phase record that ends it
+    // (the last PhaseTotals after every event).
     struct Item {
         uint64_t key;
         const Event* event;                // or
-        const std::vector<uint8_t>* phase; // a framed Phase record, or
+        const std::vector<uint8_t>* phase; // a framed Phase or Folded* record, or
         const format::PhaseTotals* totals;
     };
+    std::vector<std::pair<uint64_t, size_t>> folded;
+    encodeFolded(folded);
     std::vector<Item> items;
     size_t block_events = segment_holders_.size() * 2 + block_holders_.size() * 3;
     for (const auto& [device, d] : block_devices_) {
         block_events += d.segments.size() + 2 * d.blocks.size();
     }
     items.reserve(live_.size() + 2 * holders_.size() + kept_.size() + 2 * phases_.size() +
-                  block_events);
+                  block_events + folded.size());
     auto event = [&](const Entry& entry) {
-        items.push_back({2 * entry.pos, &entry.event, nullptr, nullptr});
+        items.push_back({4 * entry.pos + 2, &entry.event, nullptr, nullptr});
     };
     for (const auto& [address, entry] : live_) {
         event(entry);
@@ -271,9 +398,12 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         event(segment.free);
     }
     for (size_t i = 0; i < phases_.size(); ++i) {
-        items.push_back({2 * phases_[i].first, nullptr, &phases_[i].second, nullptr});
-        const uint64_t end = i + 1 < phases_.size() ? 2 * phases_[i + 1].first - 1 : UINT64_MAX;
+        items.push_back({4 * phases_[i].first + 2, nullptr, &phases_[i].second, nullptr});
+        const uint64_t end = i + 1 < phases_.size() ? 4 * phases_[i + 1].first : UINT64_MAX;
         items.push_back({end, nullptr, nullptr, &segments_[i]});
+    }
+    for (const auto& [key, index] : folded) {
+        items.push_back({key, nullptr, &folded_records_[index], nullptr});
     }
     std::sort(items.begin(), items.end(),
               [](const Item& a, const Item& b) { return a.key < b.key; });
@@ -323,7 +453,9 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         ++written;
     }
     records += static_cast<uint32_t>(written);
-    summary_.kept_events = live_.size() + 2 * holders_.size() + kept_.size() + block_events;
+    // The events written or not (a live block has no free yet: block_events counts more).
+    summary_.kept_events = static_cast<uint64_t>(
+        std::count_if(items.begin(), items.end(), [](const Item& i) { return i.event; }));
     summary_.over_budget = items.size() - written;
     summary_.budget = region_bytes_;
     summary_.sequence = sequence;
@@ -397,9 +529,6 @@ bool Aggregator::blockRelevant(uint64_t from, uint64_t to, int device) const {
                                              it->second.settle_pos >= from) {
         return true;
     }
-    if (!phases_.empty() && segment_.peak_pos >= from && segment_.peak_pos < to) {
-        return true;
-    }
     for (const Range& r : oom_ranges_) {
         if (r.from < to && r.to >= from) {
             return true;
@@ -433,6 +562,8 @@ void Aggregator::keepBlock(BlockDevice& d, const Block& b) {
 void Aggregator::foldBlock(const Block& b) {
     const Event& e = b.alloc.event;
     const uint64_t bytes = e.actual_size;
+    // Live at the tensor level from its alloc to its free's request (BlockTracker's).
+    foldSpan(e.stack_id, bytes, b.alloc.pos, b.free_requested.pos, false);
     format::SiteTotals& t = sites_[{e.stack_id, e.device, static_cast<uint8_t>(Kind::Block)}];
     t.stack = e.stack_id;
     t.device = e.device;

@@ -11,8 +11,7 @@
 //   - an allocation still live is kept (a leak, if it stays so);
 //   - a freed one is kept, with its free, when it was alive at the current peak of one of
 //     its scopes (the process's device-resident total, its device, its kind) or at a pin
-//     (a phase mark: growth compares live bytes per site at iteration boundaries, which are
-//     phase marks; a failure: its live bytes); a later higher peak lets it go;
+//     (a failure: its live bytes); a later higher peak lets it go;
 //   - a caching allocator's blocks (Op::Block) the same way at the tensor level: the
 //     aggregator rebuilds each block's size as the analysis does (format/allocator_rules.h)
 //     from the segments and blocks alive then, so it knows the tensor-level peaks (the
@@ -30,8 +29,20 @@
 //   - every other event (failures, frees of unknown addresses, VMM, pools, teardown)
 //     is kept as it is; errors past format::kMaxKeptErrors are only counted;
 //   - what is let go is counted per site (format::SiteTotals) and per stretch between
-//     phase marks (format::PhaseTotals); the moment of most live bytes in each such stretch
-//     is a pin too (the peak of the phases current there).
+//     phase marks (format::PhaseTotals); of the stretches, the one whose peak rose most
+//     above the live bytes at its Phase record (the most a phase's occurrence needed: what
+//     `check --max-peak-increase` lists) is held like a peak, as is the current stretch's
+//     while it rises more than that.
+// Phase records and the peaks of the stretches between them keep nothing: what the folded
+// allocations held there is written instead (format::FoldedMark before a Phase record:
+// their live bytes and each stack's, as changes since the record before; format::FoldedPeak
+// at a stretch's peak: their live bytes), so a program that marks every request keeps what
+// a program that marks none keeps, plus O(1) per mark. What they held at a moment is known
+// only once each is folded (at its free, or when a higher peak lets it go), so the sums
+// are kept as differences over the marks and the stretch peaks: folding adds its bytes at
+// the first moment it was alive at and takes them off at the first after its free.
+// Growth (analyzer/analysis/growth_analysis.cpp) and the phases' peaks and levels
+// (analyzer/analysis/phase_tracker.h) add them to what they replay.
 // Runs on the writer thread only (under the log writer's lock), never on the application's
 // threads.
 #pragma once
@@ -40,6 +51,7 @@
 #include <gpumemtrace/format/allocator_rules.h>
 #include <gpumemtrace/format/event.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -142,6 +154,11 @@ class Aggregator {
     // Counts an allocation made at `alloc_pos` and freed at `free_pos` in its site's and
     // its phases' totals.
     void fold(const format::Event& alloc, uint64_t alloc_pos, uint64_t free_pos);
+    // What a folded allocation (or block: `level` false, only its stack's live bytes) held
+    // from `from` to `to`: added to the Phase records and the stretch peaks in between.
+    void foldSpan(uint32_t stack, uint64_t bytes, uint64_t from, uint64_t to, bool level);
+    // The FoldedMark and FoldedPeak records, framed, into folded_records_, with their keys.
+    void encodeFolded(std::vector<std::pair<uint64_t, size_t>>& keyed);
     // The segment (index into phases_) that `pos` lies in; -1 before the first phase.
     long segmentOf(uint64_t pos) const;
     void pruneHolders();
@@ -159,7 +176,35 @@ class Aggregator {
     // and peaks (analyzer/analysis/phase_tracker.h) come out as in a full trace.
     std::vector<format::PhaseTotals> segments_;
     Scope segment_;
-    std::vector<uint64_t> pins_; // ascending
+    uint64_t segment_peak_time_ = 0; // the event's at segment_.peak_pos
+    // The peaks of the stretches that ended (stretch i: from phases_[i] to phases_[i + 1]).
+    struct StretchPeak {
+        uint64_t pos = 0;
+        uint64_t after_ns = 0; // its event's time after the stretch's Phase record's
+    };
+    uint64_t stretch_start_ns_ = 0;   // the current stretch's Phase record's time
+    uint64_t stretch_start_live_ = 0; // segment_.live at it
+    // The stretch peak that rose most above the live bytes at its Phase record, kept like a
+    // peak: `check --max-peak-increase` lists what held it (analyzer/cli/check_command.cpp).
+    uint64_t best_rise_ = 0;
+    uint64_t rise_pos_ = UINT64_MAX; // none yet
+    // Whether the current stretch's peak rose more than every stretch before: then what is
+    // alive at it is held (it may become the one), else folded like the rest.
+    bool risesMost() const {
+        return segment_.peak - std::min(segment_.peak, stretch_start_live_) > best_rise_;
+    }
+    // What allocations folded so far held at the current stretch's peak.
+    int64_t running_peak_folded_ = 0;
+    std::vector<StretchPeak> stretch_peaks_;
+    // What folded allocations held at each stretch peak, as differences: the sum of
+    // peak_diff_[0..k] is what they held at stretch_peaks_[k] (one more entry: the next).
+    std::vector<int64_t> peak_diff_ = std::vector<int64_t>(1);
+    // Likewise at each Phase record, their device-resident bytes and each stack's
+    // (changes only: a stack absent at a mark held there what it held at the one before).
+    std::vector<int64_t> mark_diff_ = std::vector<int64_t>(1);
+    std::map<size_t, std::map<uint32_t, int64_t>> mark_site_diff_;
+    std::vector<std::vector<uint8_t>> folded_records_; // encode's scratch
+    std::vector<uint64_t> pins_;                       // ascending
     std::unordered_map<int, Scope> scopes_;
     std::map<std::tuple<uint32_t, int32_t, uint8_t>, format::SiteTotals> sites_;
     uint64_t kept_errors_ = 0;

@@ -157,8 +157,18 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
                                  r.phase_totals.allocations, r.phase_totals.bytes,
                                  r.phase_totals.frees);
         break;
+    case format::RecordTag::FoldedPeak:
+        // The moment of most live bytes since the last Phase record, with what the trace
+        // folded (format/aggregate.h): counted in the phases open then.
+        p.phase_tracker->onEvent(p.folded.peakTime(r.folded_peak.after_ns),
+                                 accounting_.processLive(process) + r.folded_peak.bytes, 0, 0, 0);
+        break;
+    case format::RecordTag::FoldedMark:
+        p.folded.onMark(r.folded_mark);
+        break;
     case format::RecordTag::Phase:
-        p.lifetimes->setPhase(p.phase_tracker->onPhase(r.phase, accounting_.processLive(process)));
+        p.lifetimes->setPhase(p.phase_tracker->onPhase(
+            r.phase, accounting_.processLive(process) + p.folded.atPhase(r.phase.time_ns)));
         if (p.phases.size() < options_.max_listed) {
             p.phases.push_back({r.phase, p.phase_tracker->recordPhase()});
         }

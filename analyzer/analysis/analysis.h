@@ -6,6 +6,7 @@
 #pragma once
 
 #include "analysis/caching/block_tracker.h"
+#include "analysis/folded_levels.h"
 #include "analysis/fragmentation.h"
 #include "analysis/growth_analysis.h"
 #include "analysis/lifetimes.h"
@@ -138,6 +139,8 @@ struct ProcessData {
     std::optional<format::CachingAllocatorInfo> caching_allocator;
     // An aggregated trace's checkpoint (format/aggregate.h): what the trace folded.
     std::optional<format::AggregateSummary> aggregate;
+    // What its folded allocations held at the Phase records (FoldedMark records).
+    FoldedLevels folded;
 
     uint64_t granularity(int device) const;
     uint64_t deviceTotal(int device) const;

@@ -3,6 +3,7 @@
 #include "analysis/analysis.h"
 #include "read/trace_reader.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace gmt::analyzer {
@@ -41,17 +42,21 @@ std::vector<std::pair<uint32_t, SiteHistory>> sitesOf(const Analysis& analysis, 
     return sites;
 }
 
-// The sites that may grow (see growth_analysis.h).
+// The sites that may grow (see growth_analysis.h); in an aggregated trace also those whose
+// folded allocations' live bytes at the Phase records rose so (folded_levels.h): their
+// allocations may all be folded, so the kept events alone show no growth.
 std::vector<uint32_t> candidates(const std::vector<std::pair<uint32_t, SiteHistory>>& sites,
-                                 const IterationClock& clock) {
+                                 const IterationClock& clock, const FoldedLevels& folded) {
     const uint64_t middle =
         clock.first_ns + (std::max(clock.last_ns, clock.first_ns) - clock.first_ns) / 2;
-    std::vector<uint32_t> out;
+    std::vector<uint32_t> out = folded.rising(kMinGrowingIterations, middle);
     for (const auto& [stack, h] : sites) {
         if (h.new_maxima >= kMinGrowingIterations && h.last_max_ns >= middle) {
             out.push_back(stack);
         }
     }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 
@@ -76,6 +81,13 @@ void follow(const ProcessData& p, const AnalysisOptions& options, GrowthResult& 
                            clock.source == IterationClock::Source::Phase &&
                            record->phase.kind != format::PhaseKind::Pop &&
                            record->phase.name == clock.phase;
+        if (record->tag == format::RecordTag::FoldedMark) {
+            // What the trace folded held at the Phase record after it, as changes.
+            for (const format::FoldedSiteChange& c : record->folded_mark.sites) {
+                tracker.change(c.stack, static_cast<uint64_t>(c.bytes < 0 ? -c.bytes : c.bytes),
+                               c.bytes > 0, again.processes()[process]->phase_tracker->current());
+            }
+        }
         if (marks) {
             tracker.boundary();
         }
@@ -97,7 +109,7 @@ void analyzeGrowth(Analysis& analysis, const GrowthOptions& options) {
         const auto sites = sitesOf(analysis, i);
         result.clock = chooseIterationClock(p.phase_tracker->phases(), sites, options.iteration);
         result.boundaries = result.clock.occurrences;
-        const auto followed = candidates(sites, result.clock);
+        const auto followed = candidates(sites, result.clock, p.folded);
         if (result.clock.source != IterationClock::Source::None &&
             result.clock.occurrences >= kMinIterationBoundaries && !followed.empty()) {
             follow(p, analysis.options(), result, followed);

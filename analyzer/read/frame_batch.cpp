@@ -48,6 +48,10 @@ std::string tagName(RecordTag tag) {
         return "site_totals";
     case RecordTag::PhaseTotals:
         return "phase_totals";
+    case RecordTag::FoldedPeak:
+        return "folded_peak";
+    case RecordTag::FoldedMark:
+        return "folded_mark";
     }
     return "unknown";
 }

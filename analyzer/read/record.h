@@ -29,6 +29,8 @@ struct Record {
     format::AggregateSummary aggregate; // an aggregated trace's checkpoint
     format::SiteTotals site_totals;
     format::PhaseTotals phase_totals;
+    format::FoldedPeak folded_peak;
+    format::FoldedMark folded_mark;
 };
 
 } // namespace gmt::analyzer

@@ -55,6 +55,12 @@ DecodeStatus decodeRecordBody(uint8_t tag, std::span<const uint8_t> body, Record
     case RecordTag::PhaseTotals:
         ok = format::decodePhaseTotals(r, out.phase_totals);
         break;
+    case RecordTag::FoldedPeak:
+        ok = format::decodeFoldedPeak(r, out.folded_peak);
+        break;
+    case RecordTag::FoldedMark:
+        ok = format::decodeFoldedMark(r, out.folded_mark);
+        break;
     default:
         return DecodeStatus::Skipped;
     }

@@ -186,6 +186,19 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
                  {"bytes", r.phase_totals.bytes},
                  {"frees", r.phase_totals.frees}};
         break;
+    case format::RecordTag::FoldedPeak:
+        j = Json{{"record", "folded_peak"},
+                 {"after_ns", r.folded_peak.after_ns},
+                 {"bytes", r.folded_peak.bytes}};
+        break;
+    case format::RecordTag::FoldedMark: {
+        Json sites = Json::array();
+        for (const format::FoldedSiteChange& c : r.folded_mark.sites) {
+            sites.push_back(Json{{"stack", c.stack}, {"bytes", c.bytes}});
+        }
+        j = Json{{"record", "folded_mark"}, {"level", r.folded_mark.level}, {"sites", sites}};
+        break;
+    }
     }
     if (r.from_ring) {
         j["recovered"] = true;

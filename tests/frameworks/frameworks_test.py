@@ -673,6 +673,43 @@ def test_aggregate_blocks_bounded():
            f"the tensor and segment peaks are PyTorch's: {d} vs {stats}")
 
 
+def test_aggregate_blocks_phased():
+    """A server that marks every request a phase and still holds each request's output at
+    the next mark: aggregated, the same figures as in full (per-phase peaks, levels and
+    counts, growth, leaks, the tensor level), while its blocks live at the marks are
+    folded: ten times the requests keep no more events than the answers it leaks, and the
+    trace grows by what a Phase record costs, not by what was live at it."""
+    _, full, _ = block_server("held_full", 3000, None, "held")
+    _, agg, _ = block_server("held_agg", 3000, AGGREGATE, "held")
+    _, a = same_figures("held", full, agg)
+    expect(a["iterations"][0]["boundaries"] == 3000, f"the phase clock: {a['iterations']}")
+    kept, sizes = {}, {}
+    for requests, budget in ((3000, "1M"), (30000, "4M")):
+        stats, trace, r = block_server(f"held_slow_{requests}", requests,
+                                       {**AGGREGATE, "GPUMEMTRACE_AGGREGATE_BUDGET": budget},
+                                       "held_slow")
+        expect(r.returncode == 0, "block_server exits 0", r)
+        rep = report(trace)
+        info = rep["processes"][0]["aggregate"]
+        expect(info["over_budget"] == 0, f"{requests} requests: within budget: {info}")
+        expect(rep["summary"]["leaked_allocations"] == 4 + stats["answers"],
+               f"{requests} requests: the model and answers leak: {rep['summary']}")
+        d = caching_of(rep)["processes"][0]["devices"][0]
+        expect(d["allocated_peak_bytes"] == stats["max_allocated"] and
+               d["reserved_peak_bytes"] == stats["max_reserved"],
+               f"the tensor and segment peaks are PyTorch's: {d} vs {stats}")
+        kept[requests] = info["kept_events"]
+        sizes[requests] = os.stat(trace).st_blocks * 512
+    # The 27 answers more are one block alloc each, kept (leaks).
+    expect(kept[30000] <= kept[3000] + 27 + 16, f"kept events stay bounded: {kept}")
+    # Prologue, ring and the definitions' log, plus both regions: 3 000 requests within a
+    # 1 MiB budget; past that, each region grows by what a request's Phase record and
+    # its folded totals take (at most 64 bytes), not by the blocks live at the marks.
+    fixed = 4096 + (1 << 20) + (256 << 10)
+    expect(sizes[3000] <= fixed + (1 << 20), f"{sizes} bytes on disk within 1 MiB")
+    expect(sizes[30000] <= sizes[3000] + 2 * 27000 * 64, f"{sizes}: 64 bytes a request")
+
+
 def test_aggregate_blocks_killed():
     """A server killed with SIGKILL: the last checkpoint and the ring still give its blocks
     at the end (the answers it kept) and its peaks."""

@@ -51,7 +51,8 @@ json figures(const json& r) {
     }
     for (const json& g : r["growth"]) {
         f["growth"].push_back({g["bytes_per_iteration"], g["first_iteration"], g["iterations"],
-                               g["growing_iterations"], g["live_bytes"], offsets(g["stack"])});
+                               g["growing_iterations"], g["live_bytes"], g["confidence"],
+                               offsets(g["stack"])});
     }
     for (const json& x : r["failures"]) {
         f["failures"].push_back({x["requested_bytes"], x["error"], x["live_bytes"],
@@ -114,6 +115,43 @@ TEST_CASE("aggregate mode: leaks, peak, growth and failures as in a full trace",
     ProcessResult text = runProcess({kCli, "report", "--no-symbols", aggregated.traces[0]});
     CHECK(text.out.find("AGGREGATED trace") != std::string::npos);
     CHECK(text.out.find("No event-level timeline") != std::string::npos);
+}
+
+TEST_CASE("aggregate mode: a server marking every request a phase keeps no more as it runs",
+          "[recorder][aggregate]") {
+    // Each request's output is live at the next mark, the cache grows from the middle on
+    // (all its entries folded: growth comes from what the trace says they held at the
+    // marks), an answer leaks every 1000th request.
+    Run full = traced({kStory, "server", "3000"});
+    Run aggregated = traced({kStory, "server", "3000"}, {{"GPUMEMTRACE_MODE", "aggregate"}});
+    INFO(full.result.err << aggregated.result.err);
+    REQUIRE(full.result.exit_code == 0);
+    REQUIRE(aggregated.result.exit_code == 0);
+    const json f = reportOf(full.traces[0]);
+    const json a = reportOf(aggregated.traces[0]);
+    CHECK(figures(a) == figures(f));
+    CHECK(a["growth"].size() == 1);
+    CHECK(a["leaks"].size() == 1);
+    CHECK(a["summary"]["leaked_allocations"] == 3);
+    CHECK(a["phases"].size() == 2);
+    CHECK(a["phases"][0]["peak_above_start_bytes"].get<uint64_t>() >= (256u << 20));
+    const json& small = a["processes"][0]["aggregate"];
+    CHECK(small["over_budget"] == 0);
+
+    // Ten times the requests: the kept events grow by the leaks only (one each), the trace
+    // by what each Phase record costs (a few tens of bytes), not by what was live at it.
+    Run longer = traced({kStory, "server", "30000"}, {{"GPUMEMTRACE_MODE", "aggregate"},
+                                                      {"GPUMEMTRACE_AGGREGATE_BUDGET", "8M"}});
+    REQUIRE(longer.result.exit_code == 0);
+    const json l = reportOf(longer.traces[0]);
+    const json& large = l["processes"][0]["aggregate"];
+    CHECK(large["over_budget"] == 0);
+    CHECK(l["summary"]["leaked_allocations"] == 30);
+    CHECK(large["kept_events"].get<uint64_t>() <= small["kept_events"].get<uint64_t>() + 27 + 16);
+    CHECK(l["growth"].size() == 1);
+    // Prologue, the default ring, the written parts of both regions, the definitions: a
+    // region holds 30 000 marks in at most 64 bytes each.
+    CHECK(diskBytes(longer.traces[0]) <= 4096 + (1u << 20) + 2 * 30000 * 64 + (256u << 10));
 }
 
 TEST_CASE("aggregate mode: 10 million events stay within the budget", "[recorder][aggregate]") {

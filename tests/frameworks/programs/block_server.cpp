@@ -6,13 +6,16 @@
 // aggregated trace must keep); every 500th request empties the cache (segments given back)
 // and every 7th frees a tensor used on a side stream (its free completes later).
 //
-//     block_server REQUESTS RESULT.json [kill | steady]
+//     block_server REQUESTS RESULT.json [kill | steady | held | held_slow]
 //
 // Loads the library as Python loads PyTorch's (dlopen, RTLD_LOCAL) from $FAKE_TORCH/lib.
 // RESULT gets the allocator's statistics at the end (PyTorch's memory_stats names). With
 // `kill`, the process kills itself with SIGKILL after the requests (no trailer, no final
 // checkpoint), after writing RESULT. With `steady`, no phase marks and no kept answers: a
-// server whose live set stays the same however long it runs.
+// server whose live set stays the same however long it runs. With `held`, each request's
+// output tensor is freed in the next request, after its mark (live at every mark, as a
+// server's answer still being sent); `held_slow` keeps an answer every 1000th request
+// instead of every tenth (a slow leak).
 #include <dlfcn.h>
 
 #include <csignal>
@@ -51,6 +54,8 @@ int main(int argc, char** argv) {
     const long requests = std::atol(argv[1]);
     const std::string mode = argc > 3 ? argv[3] : "";
     const bool kill = mode == "kill", steady = mode == "steady";
+    const bool held = mode == "held" || mode == "held_slow";
+    const long keep_every = mode == "held_slow" ? 1000 : 10;
     const char* root = std::getenv("FAKE_TORCH");
     if (!root) {
         std::fprintf(stderr, "block_server: FAKE_TORCH not set\n");
@@ -86,6 +91,7 @@ int main(int argc, char** argv) {
     }
     std::vector<void*> answers;
     void* const side_stream = reinterpret_cast<void*>(0x5a5a);
+    void* previous_out = nullptr; // `held`: the last request's output
     for (long r = 0; r < requests; ++r) {
         if (phase) {
             phase("request");
@@ -103,13 +109,23 @@ int main(int argc, char** argv) {
         free(scratch);
         free(attn);
         free(input);
-        if (!steady && r % 10 == 9) {
+        if (!steady && r % keep_every == 9) {
             answers.push_back(tensor(65'536 + static_cast<size_t>(r % 3) * 512));
         }
-        free(out);
+        if (held) {
+            if (previous_out) {
+                free(previous_out);
+            }
+            previous_out = out;
+        } else {
+            free(out);
+        }
         if (r % 500 == 499) {
             empty_cache();
         }
+    }
+    if (previous_out) {
+        free(previous_out);
     }
     uint64_t s[9] = {};
     stats(s);

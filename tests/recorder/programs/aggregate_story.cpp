@@ -7,6 +7,11 @@
 //   aggregate_story loop N     N events: N/2 allocate-and-free pairs
 //   aggregate_story killed N   a leak, N/2 pairs, another leak, then SIGKILL
 //   aggregate_story leaks N    N allocations never freed
+//   aggregate_story server N   N requests, each a "request" phase: churn, an output held
+//                              to the next request (live at every mark), from the middle
+//                              on a cache entry a request (growth, all freed at the end),
+//                              a large transient in the middle request (the peak), an
+//                              answer leaked every 1000th request (a slow leak)
 #define GPUMEMTRACE_WEAK_API
 #include <gpumemtrace.h>
 
@@ -59,6 +64,48 @@ __attribute__((noinline)) void* kept_activation(size_t bytes) {
     return p;
 }
 
+__attribute__((noinline)) void* request_output(size_t bytes) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    return p;
+}
+
+__attribute__((noinline)) void* cache_entry(size_t bytes) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    return p;
+}
+
+void server(long requests) {
+    std::vector<void*> cache;
+    void* previous = nullptr;
+    for (long r = 0; r < requests; ++r) {
+        gpumemtrace_mark_phase("request");
+        void* out = request_output((1u << 20) + static_cast<size_t>(r % 5) * 4096);
+        churn(3);
+        if (r == requests / 2) {
+            void* big = peak_buffer(256u << 20);
+            churn(2);
+            check(cudaFree(big), "cudaFree");
+        } else if (r > requests / 2) {
+            cache.push_back(cache_entry(4096));
+        }
+        if (r % 1000 == 999) {
+            leak_buffer(8192);
+        }
+        if (previous) {
+            check(cudaFree(previous), "cudaFree");
+        }
+        previous = out;
+        churn(2);
+    }
+    gpumemtrace_mark_phase("shutdown");
+    check(cudaFree(previous), "cudaFree");
+    for (void* p : cache) {
+        check(cudaFree(p), "cudaFree");
+    }
+}
+
 __attribute__((noinline)) void too_large() {
     void* p = nullptr;
     if (cudaMalloc(&p, size_t{1} << 50) == cudaSuccess) {
@@ -71,6 +118,10 @@ int main(int argc, char** argv) {
     const long n = argc > 2 ? std::atol(argv[2]) : 0;
     if (std::strcmp(what, "loop") == 0) {
         churn(n / 2);
+        return 0;
+    }
+    if (std::strcmp(what, "server") == 0) {
+        server(n);
         return 0;
     }
     if (std::strcmp(what, "leaks") == 0) {

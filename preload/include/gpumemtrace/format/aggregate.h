@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace gmt::format {
 
@@ -112,6 +113,70 @@ inline bool decodePhaseTotals(ByteReader& r, PhaseTotals& t) {
     t.allocations = r.varint();
     t.bytes = r.varint();
     t.frees = r.varint();
+    return r.ok();
+}
+
+// Record tag 14, FoldedPeak: the live bytes the folded allocations held at the moment of
+// most live bytes (the process's device-resident total) in the stretch since the Phase
+// record before it, which the kept events alone do not replay. It lies just after the
+// event of that moment (written only when they held some); the analysis counts the
+// process's live bytes then as what it replayed plus `bytes`, in the phases open there.
+// Body: varint after_ns (the moment's event's time after the Phase record's before it: a
+// few bytes, where a time takes nine), varint bytes. Absent in traces written before phase
+// marks and stretch peaks stopped keeping what was live at them.
+struct FoldedPeak {
+    uint64_t after_ns = 0;
+    uint64_t bytes = 0;
+};
+
+inline void encodeFoldedPeak(ByteWriter& w, const FoldedPeak& p) {
+    w.varint(p.after_ns);
+    w.varint(p.bytes);
+}
+
+inline bool decodeFoldedPeak(ByteReader& r, FoldedPeak& p) {
+    p.after_ns = r.varint();
+    p.bytes = r.varint();
+    return r.ok();
+}
+
+// Record tag 15, FoldedMark: how what the folded allocations held at the Phase record just
+// after it differs from what they held at the Phase record before (the first: from
+// nothing), as changes only, so that a program whose folded live set is the same at every
+// mark (a server marking each request) writes none. Written when something changed. Body:
+// svarint level (the change in their device-resident live bytes), then per changed stack,
+// until the body ends: varint stack, svarint bytes (the change in the live bytes of that
+// stack's folded allocations and blocks: what growth compares at iteration boundaries).
+// The analysis adds the running sums to what it replayed at every Phase record. Absent in
+// traces written before phase marks stopped keeping what was live at them.
+struct FoldedSiteChange {
+    uint32_t stack = 0;
+    int64_t bytes = 0;
+};
+struct FoldedMark {
+    int64_t level = 0;
+    std::vector<FoldedSiteChange> sites;
+};
+
+inline void encodeFoldedMark(ByteWriter& w, const FoldedMark& m) {
+    w.svarint(m.level);
+    for (const FoldedSiteChange& c : m.sites) {
+        w.varint(c.stack);
+        w.svarint(c.bytes);
+    }
+}
+
+// Entries are read while the body lasts (each takes at least two bytes): never more than
+// the body holds.
+inline bool decodeFoldedMark(ByteReader& r, FoldedMark& m) {
+    m.level = r.svarint();
+    m.sites.clear();
+    while (r.ok() && r.remaining() > 0) {
+        FoldedSiteChange c;
+        c.stack = static_cast<uint32_t>(r.varint());
+        c.bytes = r.svarint();
+        m.sites.push_back(c);
+    }
     return r.ok();
 }
 

@@ -29,7 +29,9 @@ enum class RecordTag : uint8_t {
     AggregateSummary = 10, // an aggregated trace's checkpoint: see format/aggregate.h
     SiteTotals = 11,       // folded allocations of one site: see format/aggregate.h
     PhaseTotals = 12,      // folded allocations and frees between phases: format/aggregate.h
-    Recording = 13, // recording paused or resumed (GPUMEMTRACE_START, `control`): RecordingInfo
+    Recording = 13,  // recording paused or resumed (GPUMEMTRACE_START, `control`): RecordingInfo
+    FoldedPeak = 14, // folded allocations' live bytes at a stretch's peak: format/aggregate.h
+    FoldedMark = 15, // their changes since the last Phase record: format/aggregate.h
 };
 
 // What became of Python frames in a traced process (HeaderInfo, TrailerInfo). Append only.
