@@ -148,8 +148,9 @@ class TextReport {
                   std::to_string(a.kept_events) + " kept; " + std::to_string(a.folded_allocations) +
                   " allocations and caching-allocator blocks (" + humanBytes(a.folded_bytes) +
                   ") folded into per-site totals. No event-level timeline or per-event "
-                  "exports; leaks, peak, growth and failures are exact, at the tensor level "
-                  "too");
+                  "exports, and iterations only from phase marks (not from the allocation "
+                  "pattern); leaks, peak, growth across marked iterations and failures are "
+                  "exact, at the tensor level too");
         if (a.over_budget > 0) {
             out_.line({{"  OVER BUDGET: ", Tone::Bad},
                        {std::to_string(a.over_budget) + " events did not fit a checkpoint of " +
