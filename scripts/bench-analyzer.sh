@@ -20,6 +20,8 @@
 #   ROUNDS [5]        rounds for sizes below 50 M events; LARGE_ROUNDS [3] for larger ones
 #   LIVE [64]         live set size
 #   SERIAL [0]        1: also time GPUMEMTRACE_DECODE_THREADS=0
+#   BASELINE_CLI []   another build's gpumemtrace binary, timed on our traces in the same
+#                     rounds (before/after a change, one table more)
 #   WORK_DIR [mktemp -d under TMPDIR]  traces go here (100 M events is ~1.3 GB); KEEP=1 keeps
 #                     it, and a later run with the same WORK_DIR reuses the traces it finds
 #
@@ -41,8 +43,9 @@ LIVE=${LIVE:-64}
 GEN=$BUILD/bin/bench/gen_trace
 LOOP=$BUILD/bin/bench/malloc_loop
 CLI=$BUILD/bin/gpumemtrace
+BASELINE_CLI=${BASELINE_CLI:-}
 
-for f in "$GEN" "$LOOP" "$CLI"; do
+for f in "$GEN" "$LOOP" "$CLI" ${BASELINE_CLI:+"$BASELINE_CLI"}; do
     [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
 done
 for t in heaptrack heaptrack_print /usr/bin/time jq; do
@@ -105,6 +108,7 @@ echo
 echo '```'
 echo "ours:            ${OURS[*]} ours.N.gmtrace"
 ((SERIAL)) && echo "ours, serial:    GPUMEMTRACE_DECODE_THREADS=0 ${OURS[*]} ours.N.gmtrace"
+[[ -n $BASELINE_CLI ]] && echo "baseline:        $BASELINE_CLI ${OURS[*]:1} ours.N.gmtrace"
 echo "heaptrack_print: ${HT[*]} ht.N.trace.zst > /dev/null"
 echo '```'
 echo
@@ -116,6 +120,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
             continue
         fi
         run "ours.$n" "${OURS[@]}" "$WORK/ours.$n.gmtrace"
+        if [[ -n $BASELINE_CLI ]]; then
+            run "base.$n" "$BASELINE_CLI" "${OURS[@]:1}" "$WORK/ours.$n.gmtrace"
+        fi
         if ((SERIAL)); then
             run "serial.$n" env GPUMEMTRACE_DECODE_THREADS=0 "${OURS[@]}" "$WORK/ours.$n.gmtrace"
         fi
@@ -158,6 +165,16 @@ if ((SERIAL)); then
         ow=$(median <"$WORK/ours.$n.wall")
         sw=$(median <"$WORK/serial.$n.wall")
         echo "| $n | $ow | $sw | $(median <"$WORK/ours.$n.cpu") / $(median <"$WORK/serial.$n.cpu") | $(fmt_mib "$(median <"$WORK/ours.$n.rss")") / $(fmt_mib "$(median <"$WORK/serial.$n.rss")") | $(awk -v a="$ow" -v b="$sw" 'BEGIN {printf "%.2f×", b / a}') |"
+    done
+fi
+if [[ -n $BASELINE_CLI ]]; then
+    echo
+    echo "| events | baseline: median s | ours: median s | CPU s (baseline / ours) | max RSS (baseline / ours) | speed-up over baseline |"
+    echo "|---:|---:|---:|---|---|---:|"
+    for n in $SIZES; do
+        ow=$(median <"$WORK/ours.$n.wall")
+        bw=$(median <"$WORK/base.$n.wall")
+        echo "| $n | $bw | $ow | $(median <"$WORK/base.$n.cpu") / $(median <"$WORK/ours.$n.cpu") | $(fmt_mib "$(median <"$WORK/base.$n.rss")") / $(fmt_mib "$(median <"$WORK/ours.$n.rss")") | $(awk -v a="$ow" -v b="$bw" 'BEGIN {printf "%.2f×", b / a}') |"
     done
 fi
 echo
