@@ -28,7 +28,7 @@
 # The machine's load average is printed before and after each round: the analyzer decodes
 # on other cores, so what other processes take of them shows in its figures.
 #
-# Requires: /usr/bin/time, heaptrack, heaptrack_print, and `cmake --build BUILD_DIR
+# Requires: GNU time (/usr/bin/time, or GNU_TIME=PATH), heaptrack, heaptrack_print, and `cmake --build BUILD_DIR
 # --target benchmarks`.
 set -euo pipefail
 
@@ -48,7 +48,8 @@ BASELINE_CLI=${BASELINE_CLI:-}
 for f in "$GEN" "$LOOP" "$CLI" ${BASELINE_CLI:+"$BASELINE_CLI"}; do
     [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
 done
-for t in heaptrack heaptrack_print /usr/bin/time jq; do
+GNU_TIME=${GNU_TIME:-/usr/bin/time}
+for t in heaptrack heaptrack_print "$GNU_TIME" jq; do
     command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
 done
 
@@ -66,7 +67,7 @@ run() {
     shift
     local t0 t1
     t0=$(date +%s%N)
-    /usr/bin/time -f '%M %U %S' -o "$WORK/time.tmp" "$@" >/dev/null 2>"$WORK/stderr.tmp" || {
+    "$GNU_TIME" -f '%M %U %S' -o "$WORK/time.tmp" "$@" >/dev/null 2>"$WORK/stderr.tmp" || {
         echo "failed: $*" >&2
         cat "$WORK/stderr.tmp" >&2
         exit 1
