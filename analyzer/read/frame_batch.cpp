@@ -20,6 +20,11 @@ namespace {
 // most payload / this many events, whatever its header says.
 constexpr size_t kMinEventRecord = 4;
 
+// Bytes of `FrameBatch::input` kept after the frames read, never part of the log: the
+// decoder loads varints 8 bytes at a time (format::detail::readVarint), and this lets the
+// last bytes of the last frame take that path too.
+constexpr size_t kLoadSlack = 8;
+
 std::string tagName(RecordTag tag) {
     switch (tag) {
     case RecordTag::Header:
@@ -124,6 +129,7 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
         c.checked = true;
     }
     format::ByteReader r(std::span<const uint8_t>(payload + c.pos, h.payload_size - c.pos));
+    const uint8_t* readable = b.input.data() + b.input.size();
     for (size_t n = 0; !r.atEnd(); ++n) {
         const size_t record_pos = h.payload_size - r.remaining();
         if (n == max_records) {
@@ -143,7 +149,7 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
                                               std::min(std::max<size_t>(64, 2 * b.event_capacity),
                                                        b.bytes / kMinEventRecord)));
                 }
-                if (format::decodeEventBody(body.data(), body.data() + body.size(),
+                if (format::decodeEventBody(body.data(), body.data() + body.size(), readable,
                                             b.events[b.event_count], b.coder)) [[likely]] {
                     ++b.event_count;
                     continue;
@@ -196,8 +202,8 @@ void scanFrames(const TraceFile& file, uint64_t offset, size_t bytes, FrameBatch
         return;
     }
     const size_t want = static_cast<size_t>(std::min<uint64_t>(bytes, size - offset));
-    if (b.input.size() < want) {
-        b.input.resize(want);
+    if (b.input.size() < want + kLoadSlack) {
+        b.input.resize(want + kLoadSlack);
     }
     size_t got = file.read(offset, b.input.data(), want);
     size_t pos = 0;
@@ -245,7 +251,7 @@ void scanFrames(const TraceFile& file, uint64_t offset, size_t bytes, FrameBatch
             // The first frame is larger than what was read: read it whole, unless the
             // file turned out shorter than its size (then it is torn).
             if (got == want) {
-                b.input.resize(frame);
+                b.input.resize(frame + kLoadSlack);
                 got += file.read(offset + got, b.input.data() + got, frame - got);
             }
             if (got < frame) {

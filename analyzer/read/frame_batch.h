@@ -36,10 +36,12 @@ struct OtherRecord {
 };
 
 struct FrameBatch {
-    // Scan: whole frames [offset, offset + input.size()) of the file, and where each
-    // frame starts in `input`.
+    // Scan: whole frames [offset, offset + bytes) of the file, at the start of `input`,
+    // and where each frame starts in it.
     uint64_t offset = 0;
-    std::vector<uint8_t> input; // kept between uses (a batch is recycled): `bytes` are valid
+    // Kept between uses (a batch is recycled), so it may hold more than `bytes`; at least
+    // 8 more, which the decoder may load but never uses (frame_batch.cpp, kLoadSlack).
+    std::vector<uint8_t> input;
     size_t bytes = 0;
     std::vector<uint32_t> frames;
     // The log ends inside this batch or right after it (set by the scan, or by the decode

@@ -309,10 +309,13 @@ static_assert(offsetof(Event, kind) == 12 * 8 + 4);
 // added with wrap-around in the field's own width. On malformed input it returns false and
 // neither `out` nor the coder changes. Written for speed, since the analyzer decodes every
 // event of a trace through it; tests/analyzer/decoder_test.cpp checks it against a plain
-// field-by-field walk.
-inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, EventCoder& coder) {
+// field-by-field walk. The body is [p, end); memory up to `readable` (at or after `end`:
+// the rest of the frame, say) may be loaded, never used, so that varints near the body's
+// end still take readVarint's 8-byte load.
+inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t* readable,
+                            Event& out, EventCoder& coder) {
     uint64_t op = 0, mask = 0;
-    if (!detail::readVarint(p, end, op) || !detail::readVarint(p, end, mask)) {
+    if (!detail::readVarint(p, end, readable, op) || !detail::readVarint(p, end, readable, mask)) {
         return false;
     }
     if (op == 0 || op >= kOpSlots || mask >> kEventFields) {
@@ -334,7 +337,7 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, Ev
     uint64_t v = 0;
 #define GMT_FIELD(bit, stmt)                                                                       \
     if (mask & (uint64_t{1} << bit)) {                                                             \
-        if (!detail::readVarint(p, end, v)) {                                                      \
+        if (!detail::readVarint(p, end, readable, v)) {                                            \
             return false;                                                                          \
         }                                                                                          \
         v = detail::unzigzag(v);                                                                   \
@@ -418,6 +421,10 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, Ev
     store(11, w11);
     store(12, w12);
     return true;
+}
+
+inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, EventCoder& coder) {
+    return decodeEventBody(p, end, end, out, coder);
 }
 
 inline bool decodeEventBody(ByteReader& r, Event& out, EventCoder& coder) {
