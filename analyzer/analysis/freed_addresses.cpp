@@ -9,14 +9,6 @@ void FreedAddresses::store() {
     }
 }
 
-void FreedAddresses::erase(uint64_t address) {
-    if (pending_ && pending_address_ == address) {
-        pending_ = false;
-    } else {
-        map_.erase(address);
-    }
-}
-
 void FreedAddresses::remember(uint64_t address, uint32_t allocation_stack, format::Api api,
                               bool by_teardown, uint32_t gaps) {
     auto set = [&](Freed& f) {

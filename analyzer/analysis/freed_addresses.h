@@ -59,7 +59,15 @@ class FreedAddresses {
 
   private:
     void store();
-    void erase(uint64_t address);
+    // Inline: every free past the first kMaxRemembered forgets the oldest address, which
+    // is most often one an allocation forgot already (nothing to erase).
+    void erase(uint64_t address) {
+        if (pending_ && pending_address_ == address) {
+            pending_ = false;
+        } else if (!map_.empty()) {
+            map_.erase(address);
+        }
+    }
 
     FlatMap<Freed> map_;
     // The last address remembered, not in map_ yet.

@@ -50,14 +50,17 @@ LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
     return d;
 }
 
-LiveAccounting::ProcessDevice& LiveAccounting::processDevice(uint32_t process, int device) {
+LiveAccounting::ProcessDevice& LiveAccounting::findProcessDevice(uint32_t process, int device) {
     std::vector<ProcessDevice>& devices = process_devices_[process];
+    last_pd_process_ = process;
     for (ProcessDevice& d : devices) {
         if (d.device == device) {
+            last_pd_ = &d;
             return d;
         }
     }
     devices.push_back({device, 0, 0});
+    last_pd_ = &devices.back();
     return devices.back();
 }
 
@@ -94,6 +97,7 @@ uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
         process_live_.resize(c.process + 1);
         process_peak_.resize(c.process + 1);
         process_devices_.resize(c.process + 1);
+        last_pd_ = nullptr;
     }
     addSaturating(process_live_[c.process], c.bytes);
     process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);

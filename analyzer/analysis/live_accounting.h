@@ -218,7 +218,17 @@ class LiveAccounting {
     std::vector<uint64_t> process_live_;
     std::vector<uint64_t> process_peak_;
     std::vector<std::vector<ProcessDevice>> process_devices_; // a few devices per process
-    ProcessDevice& processDevice(uint32_t process, int device);
+    // Inline: every resident allocation and free updates it, mostly for the (process,
+    // device) of the last; a search of the process's list only when that changes.
+    ProcessDevice& processDevice(uint32_t process, int device) {
+        return last_pd_ && last_pd_process_ == process && last_pd_->device == device
+                   ? *last_pd_
+                   : findProcessDevice(process, device);
+    }
+    ProcessDevice& findProcessDevice(uint32_t process, int device);
+    // The entry processDevice() returned last; reset whenever a list grows (it may move).
+    ProcessDevice* last_pd_ = nullptr;
+    uint32_t last_pd_process_ = 0;
     std::map<int, uint64_t> device_live_;
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};

@@ -42,7 +42,7 @@ class Model {
 } // namespace
 
 TEST_CASE("freed addresses: the FIFO rule, whatever is kept aside") {
-    for (size_t capacity : {1, 2, 7, 100}) {
+    for (size_t capacity : {1, 2, 7, 100, 5000}) {
         for (uint64_t addresses : {3, 20, 500}) {
             INFO("capacity " << capacity << ", " << addresses << " addresses");
             std::mt19937_64 rng(capacity * 1000 + addresses);

@@ -1,0 +1,64 @@
+// LiveAccounting's per-process, per-device levels and peaks against a plain model, with
+// allocations and frees of several processes on several devices interleaved: the entry it
+// keeps from the last (process, device) must never be another's, nor a stale one after a
+// process's list of devices grew.
+#include "analysis/live_accounting.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+using gmt::analyzer::Charge;
+using gmt::analyzer::LiveAccounting;
+
+TEST_CASE("live accounting: every process's level and peak per device, interleaved") {
+    LiveAccounting accounting(100);
+    struct Live {
+        Charge charge;
+        uint64_t time_ns;
+    };
+    std::vector<Live> live;
+    std::map<std::pair<uint32_t, int>, std::pair<uint64_t, uint64_t>> model; // live, peak
+    std::mt19937_64 rng(7);
+    for (uint64_t t = 1; t <= 20'000; ++t) {
+        // Mostly the same (process, device) as the step before, as a trace is.
+        if (live.empty() || rng() % 3 != 0) {
+            Charge c;
+            c.process = static_cast<uint32_t>(rng() % 5 == 0 ? rng() % 4 : t / 1000 % 4);
+            c.device = static_cast<int>(rng() % 7 == 0 ? rng() % 6 : t / 300 % 6);
+            c.stack = static_cast<uint32_t>(rng() % 3);
+            c.kind = gmt::format::Kind::Device;
+            c.bytes = 1 + rng() % 4096;
+            c.site = accounting.add(c, t);
+            live.push_back({c, t});
+            auto& [level, peak] = model[{c.process, c.device}];
+            level += c.bytes;
+            peak = std::max(peak, level);
+        } else {
+            const size_t i = rng() % live.size();
+            const Charge c = live[i].charge;
+            live[i] = live.back();
+            live.pop_back();
+            accounting.remove(c, t);
+            model[{c.process, c.device}].first -= c.bytes;
+        }
+    }
+    for (uint32_t process = 0; process < 4; ++process) {
+        std::map<int, std::pair<uint64_t, uint64_t>> got;
+        for (const auto& d : accounting.processDevices(process)) {
+            REQUIRE(got.emplace(d.device, std::pair(d.live, d.peak)).second); // listed once
+        }
+        std::map<int, std::pair<uint64_t, uint64_t>> want;
+        for (const auto& [key, levels] : model) {
+            if (key.first == process) {
+                want[key.second] = levels;
+            }
+        }
+        INFO("process " << process);
+        REQUIRE(got == want);
+    }
+}
