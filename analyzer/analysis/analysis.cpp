@@ -1,6 +1,7 @@
 #include "analysis/analysis.h"
 
 #include "analysis/failure_diagnosis.h"
+#include "analysis/whatif/request_stream.h"
 #include "base/cuda_errors.h"
 
 #include <algorithm>
@@ -184,6 +185,7 @@ void Analysis::onEvent(uint32_t process, const format::Event& e) {
     }
     p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
     p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
+    p.allocation_requests += makesAllocationRequest(e);
     if (e.op == Op::Block) {
         onBlockEvent(p, process, e);
         return;

@@ -132,6 +132,9 @@ struct ProcessData {
     uint64_t first_time_ns = 0;
     uint64_t last_time_ns = 0;
     uint64_t events = 0;
+    // Its events that the what-if replay reads as allocation requests
+    // (makesAllocationRequest): at least this many requests, known without reading again.
+    uint64_t allocation_requests = 0;
     std::unique_ptr<Lifetimes> lifetimes;
     // The blocks of a framework's caching allocator (block events), and what the recorder
     // said of the allocator; null / unset when the trace has neither.

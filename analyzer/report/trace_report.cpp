@@ -31,8 +31,8 @@ Report reportOfTraces(const std::vector<std::string>& traces, const ReportOption
         WhatIfOptions what_if;
         what_if.max_requests = kReportMaxRequests;
         what_if.min_capacity_requests = kReportMinCapacityRequests;
-        for (const std::string& path : traces) {
-            for (WhatIfRun& run : whatIfOfTrace(path, what_if)) {
+        for (const auto& process : analysis.processes()) {
+            for (WhatIfRun& run : whatIfOfAnalyzedTrace(*process, what_if)) {
                 report.what_if.push_back(std::move(run));
             }
         }

@@ -4,11 +4,15 @@
 #include "block_events.h"
 #include "report_fixture.h"
 
+#include "analysis/trace_analysis.h"
 #include "analysis/whatif/replay.h"
 #include "analysis/whatif/stream_ordered_pool.h"
+#include "analysis/whatif/trace_whatif.h"
+#include "read/trace_error.h"
 #include "support/run_command.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 
 using namespace gmt;
@@ -340,6 +344,51 @@ TEST_CASE("whatif: a damaged size is left out, and the replay says so") {
     CHECK(run.settings[0].peak_reserved_bytes == 20 * MiB);
     CHECK_FALSE(run.settings[0].exact);
     CHECK(run.settings[0].why.find("larger than any device") != std::string::npos);
+}
+
+TEST_CASE("whatif: the analysis counts a trace's allocation requests, and a report does not read "
+          "again a trace beyond its bound") {
+    TempDir dir;
+    auto b = attached(); // device 0; no frees, so every request is an allocation request
+    b.device(TraceBuilder::defaultDevice(1));
+    segment(b, 1, kSegmentBase, 20 * MiB); // its cudaMalloc and segment_alloc
+    b.event(block(2, BlockAction::Alloc, kSegmentBase, 3 * MiB));
+    b.event(block(3, BlockAction::Alloc, kSegmentBase + 3 * MiB, 1 * MiB));
+    b.event(block(4, BlockAction::Oom, 0, (40ull << 30)));
+    tf::Event graph = block(5, BlockAction::Alloc, kSegmentBase + 4 * MiB, 1 * MiB);
+    graph.handle = 7; // a CUDA graph's private pool: not replayed
+    b.event(graph);
+    b.event(block(6, BlockAction::Alloc, kSegmentBase + 5 * MiB, UINT64_MAX - 7)); // damaged
+    b.event(
+        Ev::alloc(7, kExampleBase, 2 * MiB, format::Api::cudaMalloc, format::Kind::Device, 1, 1));
+    b.event(Ev::alloc(8, kExampleBase + 4 * MiB, 2 * MiB, format::Api::cudaMallocManaged,
+                      format::Kind::Managed));
+    b.event(Ev::failed(9, 1ull << 40, 2, 1ull << 30, 80ull << 30));
+    b.trailer(20);
+    const std::string path = b.write(dir.file("t.gmtrace"));
+    constexpr uint64_t kAllocationRequests = 5; // 2 cudaMalloc, 2 blocks, 1 oom
+    // What readRequests holds is exactly the count: within it at that bound, beyond below.
+    CHECK_FALSE(readRequests(path, kAllocationRequests).too_many_requests);
+    CHECK(readRequests(path, kAllocationRequests - 1).too_many_requests);
+
+    Analysis analysis;
+    analyzeTraces({path}, analysis);
+    const ProcessData& process = *analysis.processes().at(0);
+    CHECK(process.allocation_requests == kAllocationRequests);
+    std::filesystem::remove(path); // a run that reads the trace again fails
+    WhatIfOptions options;
+    options.max_requests = kAllocationRequests - 1;
+    const std::vector<WhatIfRun> runs = whatIfOfAnalyzedTrace(process, options);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].trace == path);
+    CHECK(runs[0].pid == TraceBuilder::defaultHeader().pid);
+    CHECK(runs[0].source == "pytorch_blocks");
+    CHECK(runs[0].requests == kAllocationRequests);
+    CHECK(runs[0].settings.empty());
+    REQUIRE(runs[0].notes.size() == 1);
+    CHECK(runs[0].notes[0].find("not replayed: more than 4 allocation requests") == 0);
+    options.max_requests = kAllocationRequests; // within the bound: read, as whatif does
+    CHECK_THROWS_AS(whatIfOfAnalyzedTrace(process, options), TraceError);
 }
 
 TEST_CASE("whatif: settings are checked, the known ones named") {

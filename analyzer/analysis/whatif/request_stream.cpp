@@ -201,12 +201,6 @@ class DeviceRequests {
     uint64_t release_time_ = 0;
 };
 
-// The program's own device allocations: what a caching allocator would have served.
-bool cudaDeviceAlloc(const Event& e) {
-    return e.op == Op::Alloc && e.result == 0 &&
-           (e.kind == format::Kind::Device || e.kind == format::Kind::Pool);
-}
-
 } // namespace
 
 TraceRequests readRequests(const std::string& path, uint64_t max_requests) {

@@ -10,6 +10,8 @@
 // sized from a value in the file.
 #pragma once
 
+#include <gpumemtrace/format/event.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -56,6 +58,31 @@ enum class RequestSource : uint8_t {
 // The largest request replayed (512 GiB): beyond any device, so a larger size in a trace is
 // damage; leaving it out keeps the models' sums and address space within bounds.
 inline constexpr uint64_t kMaxRequestBytes = uint64_t{1} << 39;
+
+// The program's own device allocations (cudaMalloc, cuMemAlloc, cudaMallocAsync): what a
+// caching allocator would have served, the requests of a trace without block events.
+inline bool cudaDeviceAlloc(const format::Event& e) {
+    return e.op == format::Op::Alloc && e.result == 0 &&
+           (e.kind == format::Kind::Device || e.kind == format::Kind::Pool);
+}
+
+// Whether readRequests makes an Alloc or Attempt request of this event (a block allocation
+// or oom outside CUDA graphs' private pools, or a cudaDeviceAlloc, of a size replayed).
+// Counted while the analysis reads a trace (ProcessData::allocation_requests), their number
+// is a lower bound on the trace's requests: a report knows a trace is beyond what it
+// replays without reading it again (trace_whatif.h). Beyond 4 billion allocations of a
+// device (32-bit ids) it counts some that are not read; the bound is far below.
+inline bool makesAllocationRequest(const format::Event& e) {
+    if (e.size > kMaxRequestBytes) {
+        return false;
+    }
+    if (e.op == format::Op::Block) {
+        const auto action = static_cast<format::BlockAction>(e.api);
+        return e.handle == 0 && e.offset == 0 &&
+               (action == format::BlockAction::Alloc || action == format::BlockAction::Oom);
+    }
+    return cudaDeviceAlloc(e);
+}
 
 struct RequestStream {
     int device = 0;

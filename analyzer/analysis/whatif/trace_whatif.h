@@ -4,6 +4,7 @@
 // a figure is the same in both (docs/whatif.md).
 #pragma once
 
+#include "analysis/analysis.h"
 #include "analysis/whatif/replay.h"
 #include "model/whatif.h"
 
@@ -35,5 +36,11 @@ inline constexpr uint64_t kReportMinCapacityRequests = 200000;
 // nor cudaMalloc calls; one without settings, and a note, beyond max_requests. Throws
 // TraceError for a file that is not a trace.
 std::vector<WhatIfRun> whatIfOfTrace(const std::string& path, const WhatIfOptions& options);
+
+// whatIfOfTrace of a process the analysis has read from its trace: one whose allocation
+// requests alone exceed max_requests is not read again (what the report's replay would
+// otherwise cost: the first max_requests requests read, held and dropped).
+std::vector<WhatIfRun> whatIfOfAnalyzedTrace(const ProcessData& process,
+                                             const WhatIfOptions& options);
 
 } // namespace gmt::analyzer
