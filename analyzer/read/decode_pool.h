@@ -37,12 +37,18 @@ class DecodePool {
     DecodePool& operator=(const DecodePool&) = delete;
 
     // The pool every trace reader uses: a worker per core but one (the reading thread
-    // has work of its own), at least one, or GPUMEMTRACE_DECODE_THREADS of them (0: each
-    // reader decodes its own log); 64 MiB. Throws std::invalid_argument (once) for a
-    // value of that variable that is not a number up to kMaxWorkers.
+    // has work of its own), at least one and at most kDefaultWorkers, or
+    // GPUMEMTRACE_DECODE_THREADS of them (0: each reader decodes its own log); 64 MiB.
+    // Throws std::invalid_argument (once) for a value of that variable that is not a
+    // number up to kMaxWorkers.
     static DecodePool& shared();
     static constexpr size_t kSharedBudget = 64u << 20;
     static constexpr size_t kMaxWorkers = 256;
+    // Two workers outpace one reading thread; more only decode batches before the state
+    // ahead of them is known, each corrected again (event_rebase.h), and take the cores
+    // other readers (`check --jobs`) need: on 16 cores, 15 workers cost twice the CPU of
+    // two and were slower, alone and with 16 readers (docs/performance.md, "Analyzer").
+    static constexpr size_t kDefaultWorkers = 2;
 
     size_t workers() const { return worker_count_; }
     size_t budget() const { return budget_; }
