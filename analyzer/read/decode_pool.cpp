@@ -50,7 +50,7 @@ size_t DecodePool::sharedWorkers() {
         return n;
     }
     const unsigned cores = std::thread::hardware_concurrency(); // 0: unknown
-    return std::clamp<size_t>(cores > 1 ? cores - 1 : 1, 1, kDefaultWorkers);
+    return std::min<size_t>(cores > 1 ? cores - 1 : 1, kDefaultWorkers);
 }
 
 DecodePool& DecodePool::shared() {

@@ -26,9 +26,7 @@ class DeviceRequests {
     }
 
     void onBlock(const Event& e) {
-        if (e.handle != 0 || e.offset != 0) {
-            // A CUDA graph's private pool: its blocks never mix with the ordinary pools, and
-            // the replay does not model graph capture.
+        if (inPrivatePool(e)) {
             ++out_.private_pool_events;
             return;
         }

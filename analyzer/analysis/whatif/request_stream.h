@@ -66,6 +66,12 @@ inline bool cudaDeviceAlloc(const format::Event& e) {
            (e.kind == format::Kind::Device || e.kind == format::Kind::Pool);
 }
 
+// A block event of a CUDA graph's private pool: its blocks never mix with the ordinary
+// pools, and the replay does not model graph capture.
+inline bool inPrivatePool(const format::Event& e) {
+    return e.handle != 0 || e.offset != 0;
+}
+
 // Whether readRequests makes an Alloc or Attempt request of this event (a block allocation
 // or oom outside CUDA graphs' private pools, or a cudaDeviceAlloc, of a size replayed).
 // Counted while the analysis reads a trace (ProcessData::allocation_requests), their number
@@ -78,7 +84,7 @@ inline bool makesAllocationRequest(const format::Event& e) {
     }
     if (e.op == format::Op::Block) {
         const auto action = static_cast<format::BlockAction>(e.api);
-        return e.handle == 0 && e.offset == 0 &&
+        return !inPrivatePool(e) &&
                (action == format::BlockAction::Alloc || action == format::BlockAction::Oom);
     }
     return cudaDeviceAlloc(e);

@@ -1,11 +1,14 @@
 #include "analysis/whatif/trace_whatif.h"
 
+#include "analysis/analysis.h"
+
 namespace gmt::analyzer {
 
 namespace {
 
 // A trace of more requests than the options replay: one run without settings; `requests`
-// is as many as were found before stopping (the HTML report says "and more").
+// is a lower bound, as many as were counted before giving up (the HTML report says "and
+// more").
 WhatIfRun notReplayed(const std::string& path, uint64_t pid, uint64_t requests,
                       RequestSource source, const WhatIfOptions& options) {
     WhatIfRun run;

@@ -4,7 +4,6 @@
 // a figure is the same in both (docs/whatif.md).
 #pragma once
 
-#include "analysis/analysis.h"
 #include "analysis/whatif/replay.h"
 #include "model/whatif.h"
 
@@ -13,6 +12,8 @@
 #include <vector>
 
 namespace gmt::analyzer {
+
+struct ProcessData; // analysis/analysis.h
 
 struct WhatIfOptions {
     // A trace of more requests (all devices together) is not replayed: its one run has no
