@@ -265,6 +265,9 @@
       for (const b of this.viewButtons || []) b.setAttribute("aria-pressed", String(b.classList.contains("gmt-by-" + this.view)));
 
       const over = this.plot.over;
+      // The pointer's x in the plot: an event over a marker's handle or label (children of
+      // `over`) has its offsetX measured from that child, not from the plot.
+      const xOf = (e) => e.clientX - over.getBoundingClientRect().left;
       over.addEventListener("wheel", (e) => {
         e.preventDefault();
         const { min, max } = this.plot.scales.x;
@@ -273,14 +276,14 @@
           this.plot.setScale("x", { min: min + d, max: max + d });
           return;
         }
-        const at = this.plot.posToVal(e.offsetX, "x");
+        const at = this.plot.posToVal(xOf(e), "x");
         const f = e.deltaY > 0 ? 1.25 : 0.8;
         this.plot.setScale("x", { min: at - (at - min) * f, max: at + (max - at) * f });
       }, { passive: false });
       let down = null;
-      over.addEventListener("mousedown", (e) => (down = e.offsetX));
+      over.addEventListener("mousedown", (e) => (down = xOf(e)));
       over.addEventListener("mouseup", (e) => {
-        if (down !== null && Math.abs(e.offsetX - down) < 3) this.onPick(this.plot.posToVal(e.offsetX, "x"));
+        if (down !== null && Math.abs(xOf(e) - down) < 3) this.onPick(this.plot.posToVal(xOf(e), "x"));
         down = null;
       });
       this.xLabels = el("div", { class: "gmt-x-labels" });
