@@ -390,11 +390,16 @@ inline void Recorder::stamp(format::Event& e, Session* s, bool with_stack) {
         // Allocations and frees come from different call sites: each kind's previous stack
         // is kept apart, and when it is found again unchanged, so is its id.
         const uint32_t site = static_cast<uint32_t>(e.op) % kCaptureSites;
+        // The Python frames first: where they differ, so (almost always) does the native
+        // stack, and they tell the unwinder which of the site's stacks to start from.
+        python::WalkedFrames python;
+        python_.read(python);
         bool unchanged = false;
         const uint32_t native = config_.stack_depth > 0
-                                    ? captureStack(words, config_.stack_depth, site, &unchanged)
+                                    ? captureStack(words, config_.stack_depth, site,
+                                                   python::PythonStacks::hint(python), &unchanged)
                                     : 0;
-        const uint32_t depth = python_.append(words, native, &Recorder::emitPythonCode, s);
+        const uint32_t depth = python_.place(python, words, native, &Recorder::emitPythonCode, s);
         // Unchanged native frames say nothing of the Python ones (the same binding runs every
         // line of a program): the site's previous id holds only when neither this stack nor
         // the one that id was given to had any.

@@ -51,7 +51,8 @@ void initStackCapture() {
 
 static_assert(kCaptureSites <= unwind::kWindows);
 
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, bool* unchanged) {
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, uint64_t hint,
+                      bool* unchanged) {
     if (unchanged) {
         *unchanged = false;
     }
@@ -66,7 +67,7 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, bool*
     // same frames unw_backtrace would give.
     unwind::Request req{frames,       max_depth,  static_cast<uint32_t>(walked),
                         g_self_start, g_self_end, 1,
-                        site,         unchanged};
+                        site,         hint,       unchanged};
     int cached = unwind::trace(req);
     if (cached >= 0) {
         return static_cast<uint32_t>(cached);
@@ -88,7 +89,7 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, bool*
 
 #else
 
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t, bool* unchanged) {
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t, uint64_t, bool* unchanged) {
     if (unchanged) {
         *unchanged = false;
     }

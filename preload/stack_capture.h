@@ -14,10 +14,12 @@ void initStackCapture();
 inline constexpr uint32_t kCaptureSites = 4;
 
 // Fills `frames` (capacity `max_depth`) innermost first; returns the depth. `site` says
-// which kind of call this is: its previous stack is remembered apart from other kinds'
-// (unwind_cache.h), which changes the cost only. `unchanged`, when given, tells whether
-// the frames are those of the previous capture of the same site again.
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site = 0,
+// which kind of call this is: its previous stacks are remembered apart from other kinds'
+// (unwind_cache.h), and `hint` (what the caller knows of where it is called from, such as
+// its Python frames) which of them to start from; both change the cost only. `unchanged`,
+// when given, tells whether the frames are those of the previous capture of the same site
+// again.
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site = 0, uint64_t hint = 0,
                       bool* unchanged = nullptr);
 
 } // namespace gmt::preload

@@ -347,10 +347,16 @@ struct Block {
     bool inherited; // taken over from an exited thread (takeSpare)
     uint32_t rules_used;
     uint64_t traces, fallbacks, steps, reused, rule_lookups, verify_misses;
-    bool repeated;          // the last trace returned its window's kept output
-    Rule rules[kRuleCount]; // shared: a rule depends on the ip alone
-    Window windows[kWindows];
-    Frames<kScratch> sc; // innermost first
+    uint64_t way_seeds;
+    bool repeated;              // the last trace returned its window's kept output
+    uint8_t last_way[kWindows]; // the way each kind of call site traced last
+    // Each way's tag (wayTag) and when it was last used (0: never), per kind.
+    uint64_t way_tag[kWindows][kWays];
+    uint64_t way_used[kWindows][kWays];
+    uint64_t way_clock;
+    Rule rules[kRuleCount];           // shared: a rule depends on the ip alone
+    Window windows[kWindows * kWays]; // kind k's ways at [k * kWays, (k + 1) * kWays)
+    Frames<kScratch> sc;              // innermost first
 };
 
 Block* const kDead = reinterpret_cast<Block*>(uintptr_t{1});
@@ -397,6 +403,8 @@ Block* takeSpare() {
     b->inherited = true;
     b->repeated = false;
     b->traces = b->fallbacks = b->steps = b->reused = b->rule_lookups = b->verify_misses = 0;
+    b->way_seeds = 0;
+    std::memset(b->way_used, 0, sizeof b->way_used);
     for (Window& win : b->windows) {
         win.n = 0;
         win.out_ok = false;
@@ -774,17 +782,38 @@ int walk(Block& b, Window& win, const Request& req, State s) {
     }
 }
 
+// A way taken for a new stack starts from another way's (dst := src's frames, not its
+// output; see chooseWay).
+void seedWay(Window& dst, const Window& src) {
+    const uint32_t n = src.n;
+    const uint32_t reads = n ? src.w.rend[n - 1] : 0;
+    std::memcpy(dst.w.rip, src.w.rip, n * sizeof(uint64_t));
+    std::memcpy(dst.w.rsp, src.w.rsp, n * sizeof(uint64_t));
+    std::memcpy(dst.w.rbp, src.w.rbp, n * sizeof(uint64_t));
+    std::memcpy(dst.w.rend, src.w.rend, n * sizeof(uint16_t));
+    std::memcpy(dst.w.flags, src.w.flags, n * sizeof(uint8_t));
+    std::memcpy(dst.w.raddr, src.w.raddr, reads * sizeof(uint64_t));
+    std::memcpy(dst.w.rval, src.w.rval, reads * sizeof(uint64_t));
+    dst.end = src.end;
+    dst.n = n;
+    dst.out_ok = false;
+    dst.check_ok = false;
+}
+
 // walk()'s repeat, the short way: the window is as the last repeat left it (check_ok), the
 // trace starts at the window's innermost state with the same request, and every word the
 // last repeat verified is unchanged.
-bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s) {
-    if (!win.check_ok || !win.out_ok || win.n == 0) {
-        return false;
-    }
+// Whether the window's innermost frame is the state `s` (walk()'s match).
+bool startsAt(const Window& win, const State& s) {
     const Frames<kWindow>& w = win.w;
     const uint32_t j = win.n - 1;
-    if (w.rsp[j] != s.rsp || w.rip[j] != s.rip || (w.flags[j] & kPrev) != (s.prev ? kPrev : 0) ||
-        ((w.flags[j] & kNeedsRbp) && w.rbp[j] != s.rbp) || !(win.key == keyOf(req))) {
+    return win.n != 0 && w.rsp[j] == s.rsp && w.rip[j] == s.rip &&
+           (w.flags[j] & kPrev) == (s.prev ? kPrev : 0) &&
+           (!(w.flags[j] & kNeedsRbp) || w.rbp[j] == s.rbp);
+}
+
+bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s) {
+    if (!win.check_ok || !win.out_ok || !startsAt(win, s) || !(win.key == keyOf(req))) {
         return false;
     }
     // Innermost first, stopping at the first difference, as walk() reads them: an address
@@ -803,6 +832,73 @@ bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s)
         }
     }
     return true;
+}
+
+// Whether the window starts at `s` and the live stack still holds every word its frames
+// were stepped with: then a walk through it steps nothing. Innermost first, stopping at the
+// first difference, as walk() reads them.
+bool chainMatches(const Window& win, const State& s) {
+    if (!startsAt(win, s)) {
+        return false;
+    }
+    const Frames<kWindow>& w = win.w;
+    for (uint32_t r = w.rend[win.n - 1]; r > 0; --r) {
+        if (load(w.raddr[r - 1]) != w.rval[r - 1]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct WayChoice {
+    uint32_t way;
+    bool repeat; // repeatsCheckedWindow() holds for it
+};
+
+// Which of `kind`'s ways the trace walks. Ways are tagged with what tells the stacks of one
+// kind apart before the walk: equal stacks start at equal stack pointers, and usually
+// differ in it from other stacks of the kind; where they do not (operators of one depth),
+// the caller's hint tells them apart. Where neither does (two call sites in one function),
+// several ways share a tag and their stacks tell them apart: the way whose whole stack is
+// still live is taken. A stack no way holds gets the way used least recently, started from
+// the tag's most recent stack (else the kind's last), so that its first walk steps only the
+// frames by which it differs from that one, as it would with one window per kind.
+WayChoice chooseWay(Block& b, uint32_t kind, const Request& req, const State& start) {
+    const uint64_t tag = req.hint ^ start.rsp;
+    Window* ways = &b.windows[kind * kWays];
+    uint64_t* tags = b.way_tag[kind];
+    uint64_t* used = b.way_used[kind];
+    int live = -1, recent = -1;
+    uint32_t victim = 0;
+    for (uint32_t i = 0; i < kWays; ++i) {
+        if (used[i] != 0 && tags[i] == tag) {
+            if (repeatsCheckedWindow(ways[i], req, start)) {
+                used[i] = ++b.way_clock;
+                return {i, true};
+            }
+            if (live < 0 && chainMatches(ways[i], start)) {
+                live = static_cast<int>(i);
+            }
+            if (recent < 0 || used[i] > used[recent]) {
+                recent = static_cast<int>(i);
+            }
+        }
+        if (used[i] < used[victim]) {
+            victim = i;
+        }
+    }
+    if (live >= 0) {
+        used[live] = ++b.way_clock;
+        return {static_cast<uint32_t>(live), false};
+    }
+    const uint32_t from = recent >= 0 ? static_cast<uint32_t>(recent) : b.last_way[kind];
+    if (from != victim && ways[from].n != 0) {
+        seedWay(ways[victim], ways[from]);
+        ++b.way_seeds;
+    }
+    tags[victim] = tag;
+    used[victim] = ++b.way_clock;
+    return {victim, false};
 }
 
 // The caller's registers as they are at the call: the return address (so the caller's
@@ -839,10 +935,15 @@ int trace(const Request& req) {
     // (which the compiler would otherwise emit to build the State) stalls on store forwarding.
     const volatile uint64_t* words = regs;
     const State start{words[0], words[1], words[2], 1};
-    Window& win = b->windows[req.window % kWindows];
+    const uint32_t kind = req.window % kWindows;
+    const WayChoice choice = chooseWay(*b, kind, req, start);
+    const uint32_t way = choice.way;
+    const uint32_t last_way = b->last_way[kind];
+    b->last_way[kind] = static_cast<uint8_t>(way);
+    Window& win = b->windows[kind * kWays + way];
     b->repeated = false;
     int n;
-    if (repeatsCheckedWindow(win, req, start)) {
+    if (choice.repeat) {
         // What walk() would conclude, with the matching and bounds it found last time.
         std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
         b->repeated = true;
@@ -863,7 +964,8 @@ int trace(const Request& req) {
         }
     }
     if (req.unchanged) {
-        *req.unchanged = b->repeated;
+        // Repeated its way's previous trace, which was also the kind's previous one.
+        *req.unchanged = b->repeated && way == last_way;
     }
     std::atomic_signal_fence(std::memory_order_seq_cst);
     b->busy = false;
@@ -880,6 +982,7 @@ Stats threadStats() {
         st.reused = b->reused;
         st.rule_lookups = b->rule_lookups;
         st.verify_misses = b->verify_misses;
+        st.way_seeds = b->way_seeds;
         st.inherited = b->inherited;
     }
     return st;

@@ -13,6 +13,11 @@
 // A thread keeps a few such stacks, one per kind of call site (Request::window): a program
 // that alternates between two call sites (allocate here, free there) finds each one's
 // previous stack intact, and verifies it instead of stepping the frames that differ.
+// Each kind keeps several stacks (ways), told apart before the walk by what the caller
+// already knows (Request::hint, and the stack pointer) and, where that is equal, by which
+// one the live stack still holds: a training step that allocates through a dozen operators
+// in turn finds each one's stack in its own way, instead of stepping the two dozen frames
+// by which one operator's stack differs from the one before (chooseWay, unwind_cache.cpp).
 // Which window a trace uses changes its cost only, never its result.
 #pragma once
 
@@ -20,8 +25,10 @@
 
 namespace gmt::preload::unwind {
 
-// Stacks remembered per thread (Request::window is taken modulo this).
+// Kinds of call site per thread (Request::window is taken modulo this), and the stacks
+// remembered for each kind.
 inline constexpr uint32_t kWindows = 4;
+inline constexpr uint32_t kWays = 8;
 
 struct Request {
     uint64_t* out;         // receives at most max_stored addresses, innermost first
@@ -30,10 +37,11 @@ struct Request {
     uintptr_t skip_lo = 0; // leading frames whose return address lies in [skip_lo, skip_hi)
     uintptr_t skip_hi = 0; // are walked but not stored
     uint64_t adjust = 0;   // subtracted from every stored address
-    uint32_t window = 0;   // which remembered stack to start from (any value; reduced modulo
-                           // the number kept)
+    uint32_t window = 0;   // which kind of call site (any value; reduced modulo kWindows)
+    uint64_t hint = 0;     // what tells apart the stacks of one kind before the walk (any
+                           // value; equal stacks should have equal hints)
     bool* unchanged = nullptr; // set: whether the result is the previous trace's of this
-                               // window, for the same request, again
+                               // kind, for the same request, again
 };
 
 // Walks the stack of trace()'s caller exactly as unw_backtrace(buf, max_walked) called from
@@ -52,6 +60,7 @@ struct Stats {
     uint64_t reused = 0;        // frames taken from the cache after verification
     uint64_t rule_lookups = 0;  // rules derived through libunwind (cache misses)
     uint64_t verify_misses = 0; // cached chains that no longer matched the stack
+    uint64_t way_seeds = 0;     // ways taken for a new stack, started from another's
     bool inherited = false;     // the thread's cache was an exited thread's (its rules kept)
 };
 Stats threadStats();

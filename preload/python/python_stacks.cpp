@@ -75,32 +75,46 @@ bool PythonStacks::check(uintptr_t tstate) {
     return false;
 }
 
-uint32_t PythonStacks::append(uint64_t* words, uint32_t depth, CodeTable::EmitFn emit, void* ctx) {
+void PythonStacks::read(WalkedFrames& walked) {
+    walked.count = 0;
+    walked.segments = 0;
     auto s = status();
     if (s != format::PythonStatus::Captured && s != format::PythonStatus::Pending) {
-        return depth;
+        return;
     }
     auto tstate = reinterpret_cast<uintptr_t>(interp_.this_thread_state());
     // A thread that never ran Python has no thread state; at exit the interpreter frees
     // the thread states of threads still running, so none is read then.
     if (tstate == 0 || interp_.is_finalizing()) {
-        return depth;
+        return;
     }
     if (s == format::PythonStatus::Pending && !check(tstate)) {
-        return depth;
+        return;
     }
     // A thread state of another interpreter: its frames are not this one's to read.
     if (load<uintptr_t>(tstate + interp_.layout.tstate_interp) !=
         main_interpreter_.load(std::memory_order_relaxed)) {
-        return depth;
+        return;
     }
-    WalkedFrames walked;
     walkFrames(interp_, tstate, walked);
     if (walked.broken) {
         giveUp(format::PythonStatus::Captured,
                "a frame without a code object; Python frames are no longer recorded");
-        return depth;
+        walked.count = 0;
+        walked.segments = 0;
     }
+}
+
+uint64_t PythonStacks::hint(const WalkedFrames& walked) {
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < walked.count; ++i) {
+        h = (h ^ walked.code[i] ^ uint64_t{walked.instruction[i]} << 40) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint32_t PythonStacks::place(const WalkedFrames& walked, uint64_t* words, uint32_t depth,
+                             CodeTable::EmitFn emit, void* ctx) {
     // Each native evaluation frame, innermost first, takes the next run of Python frames;
     // runs left over (the native stack was cut short) go after the last native frame.
     uint32_t segment = 0, first = 0, out = depth;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "code_table.h"
+#include "frame_walker.h"
 #include "interpreter.h"
 
 #include <gpumemtrace/format/records.h>
@@ -26,9 +27,17 @@ class PythonStacks {
     // no native frames).
     bool active() const;
 
-    // Appends the calling thread's Python frames after the `depth` native frames of
-    // `words` (capacity at least depth + kMaxPythonDepth); returns the new length.
-    uint32_t append(uint64_t* words, uint32_t depth, CodeTable::EmitFn emit, void* ctx);
+    // Reads the calling thread's Python frames into `walked` (none: count 0). Read before
+    // the native stack, so that they can choose which remembered native stack the unwinder
+    // starts from (hint()).
+    void read(WalkedFrames& walked);
+    // Equal for equal frames (code and instruction); 0 for none.
+    static uint64_t hint(const WalkedFrames& walked);
+    // Places the frames `read` found after the `depth` native frames of `words` (capacity
+    // at least depth + kMaxPythonDepth), each run by its evaluation call; returns the new
+    // length.
+    uint32_t place(const WalkedFrames& walked, uint64_t* words, uint32_t depth,
+                   CodeTable::EmitFn emit, void* ctx);
 
     // Whether the interpreter is finalizing (at exit, freeing what modules still hold).
     bool finalizing() const {

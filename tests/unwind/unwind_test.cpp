@@ -94,6 +94,8 @@ struct Checker {
     size_t next = 0;
     bool raw = false;             // also compare unwind::trace() without skipping
     bool reset_sometimes = false; // drop the thread's cache now and then
+    bool vary_ways = false;       // spread captures over sites and hints (ways, unwind_cache.h)
+    uint64_t hint = 0;            // the hint of every capture otherwise
     uint64_t rng = 1;
     std::atomic<uint64_t> captures{0};
     std::atomic<uint64_t> mismatches{0};
@@ -156,7 +158,14 @@ void checkLeaf(void* ctx) {
     }
     uint64_t got[kMaxFrames];
     uint64_t want[kMaxFrames];
-    uint32_t n = captureStack(got, max_depth);
+    uint32_t site = 0;
+    uint64_t hint = c->hint;
+    if (c->vary_ways) {
+        const uint64_t mix = t_leaf_count * 0x9e3779b97f4a7c15ull;
+        site = static_cast<uint32_t>(mix >> 62);
+        hint = (mix >> 20) % 11;
+    }
+    uint32_t n = captureStack(got, max_depth, site, hint);
     uint32_t m = referenceCapture(want, max_depth);
     c->captures.fetch_add(1, std::memory_order_relaxed);
     c->frames.fetch_add(n, std::memory_order_relaxed);
@@ -262,6 +271,74 @@ TEST_CASE("random call patterns: same frames as unw_backtrace", "[unwind]") {
         requireClean(c);
     }
     gmt_unwind_test::teardownAltStack(alt);
+}
+
+TEST_CASE("random call patterns through every site and many ways", "[unwind]") {
+    // Ways are taken, seeded from another way and given back in every order.
+    ensureInit();
+    void* alt = gmt_unwind_test::setupAltStack();
+    Checker c;
+    c.depths = {64, 16, 256, 1};
+    c.vary_ways = true;
+    c.reset_sometimes = true;
+    runPlans(c, 4242, 4000, true);
+    gmt_unwind_test::teardownAltStack(alt);
+    requireClean(c);
+}
+
+TEST_CASE("stacks of one depth, in turn, are each served from the cache", "[unwind]") {
+    // As operators of a training step are: stacks of equal depth and frame sizes (so equal
+    // stack pointers) that differ in the return addresses of their innermost frames, one
+    // after another. Each finds its own way (unwind_cache.cpp, chooseWay), by its hint or,
+    // with one hint for all, by its words, and is verified, not stepped; more stacks than a
+    // kind has ways push each other out, and each then steps the frames that differ.
+    ensureInit();
+    auto plansOf = [](int count) {
+        std::vector<std::vector<uint8_t>> plans;
+        for (int k = 0; k < count; ++k) {
+            std::vector<uint8_t> ops(40, 0); // plain frames
+            for (int i = 0; i < 16; ++i) {
+                // opTwoSites (4), on the side of bit (i % 4) of k: one of two return addresses.
+                ops.push_back(static_cast<uint8_t>(4 + 11 * ((k >> (i % 4)) & 1)));
+            }
+            plans.push_back(std::move(ops));
+        }
+        return plans;
+    };
+    auto steps_per_trace = [&](int count, bool hinted) {
+        const auto plans = plansOf(count);
+        Checker c;
+        c.depths = {64};
+        auto run = [&](int rounds) {
+            for (int r = 0; r < rounds; ++r) {
+                for (int k = 0; k < count; ++k) {
+                    c.hint = hinted ? static_cast<uint64_t>(k) + 1 : 0;
+                    Plan plan{plans[k].data(), plans[k].size(), checkLeaf, &c, 1, 0};
+                    gmt_unwind_test::runPlan(&plan);
+                }
+            }
+        };
+        gmt::preload::unwind::resetThreadCache();
+        run(5);
+        const auto before = gmt::preload::unwind::threadStats();
+        run(50);
+        const auto after = gmt::preload::unwind::threadStats();
+        requireClean(c);
+        const uint64_t traces = after.traces - before.traces;
+        REQUIRE(traces == 50u * static_cast<uint64_t>(count));
+        CHECK(after.fallbacks == before.fallbacks);
+        return static_cast<double>(after.steps - before.steps) / static_cast<double>(traces);
+    };
+    const int ways = static_cast<int>(gmt::preload::unwind::kWays);
+    const double hinted = steps_per_trace(ways - 2, true);
+    const double one_hint = steps_per_trace(ways - 2, false);
+    const double too_many = steps_per_trace(ways + 4, false);
+    INFO("frames stepped per trace: " << hinted << " with a hint per stack, " << one_hint
+                                      << " with one hint, " << too_many << " for " << ways + 4
+                                      << " stacks");
+    CHECK(hinted <= 1.0);
+    CHECK(one_hint <= 1.0);
+    CHECK(too_many >= 8.0);
 }
 
 TEST_CASE("mixed max_depth and cold caches", "[unwind]") {
