@@ -24,8 +24,10 @@ Settings (environment; also flags when run alone):
   FRAMEWORK_BENCH_BUDGET_S   seconds the whole group may take; rounds stop early, and say
                              so, rather than run past it (default 330)
   FRAMEWORK_BENCH_SHAPES     shapes to run (default "mlp,conv,transformer")
-  FRAMEWORK_BENCH_PERF       0: no perf profile
+  FRAMEWORK_BENCH_PERF       0: no perf profile; N > 1: the profile covers N blocks
   FRAMEWORK_BENCH_HISTORY_ENTRIES  max_entries of PyTorch's history (default 100000)
+  FRAMEWORK_BENCH_BASELINE   another build's libgpumemtrace.so: one more column, its
+                             defaults, in the same rounds (before/after a change)
 
 Run alone: gpu_framework_bench.py --build BUILD --out OUT [--rounds N] [--dry-run]
 (--dry-run: on the simulated CUDA with the workers' stand-in for PyTorch, see
@@ -67,6 +69,9 @@ COLUMNS = [
     ("no_native", "gpumemtrace no native stacks", [], {"GPUMEMTRACE_STACK_DEPTH": "0"}),
     ("no_blocks", "gpumemtrace no block events", [], {"GPUMEMTRACE_CACHING_ALLOCATOR": "0"}),
 ]
+if os.environ.get("FRAMEWORK_BENCH_BASELINE"):
+    COLUMNS.append(("baseline", "baseline library defaults", [],
+                    {"LD_PRELOAD": os.environ["FRAMEWORK_BENCH_BASELINE"]}))
 COUNT_STEPS = 30  # steps between the phase marks of the counting worker (after as many warm-up)
 FIRST_WARMUP = 10  # steps before the plain worker's timing sets the block size
 
@@ -80,6 +85,7 @@ class Worker:
 
     def __init__(self, key, cmd, run_env, logs):
         self.key = key
+        self.library = run_env.get("LD_PRELOAD", "")
         self.log = open(logs / f"bench_{key}.log", "w")
         self.proc = subprocess.Popen(cmd, env=run_env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log)
@@ -139,6 +145,7 @@ class Settings:
         self.shapes = [s for s in get("FRAMEWORK_BENCH_SHAPES", ",".join(SHAPES)).split(",")
                        if s]
         self.perf = get("FRAMEWORK_BENCH_PERF", "1") != "0"
+        self.perf_blocks = max(1, int(get("FRAMEWORK_BENCH_PERF", "1") or "1"))
         self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
         self.dry_run = dry_run
         unknown = set(self.shapes) - set(SHAPES)
@@ -293,21 +300,22 @@ def summarize(got):
     return out
 
 
-def perf_profile(env, worker, shape, steps, tmp):
-    """One more block of the traced worker under `perf record` (every thread of the
+def perf_profile(env, worker, shape, steps, tmp, key="traced"):
+    """One more block of a traced worker under `perf record` (every thread of the
     process): the share of its CPU samples in libgpumemtrace.so, and the writer thread's."""
     perf = shutil.which("perf")
     if not perf:
         return None, "perf is not on the PATH"
-    data = Path(tmp) / f"perf_{shape}.data"
-    log = open(env.logs / f"bench_perf_{shape}.record.log", "w")
+    label = shape if key == "traced" else f"{shape}_{key}"
+    data = Path(tmp) / f"perf_{label}.data"
+    log = open(env.logs / f"bench_perf_{label}.record.log", "w")
     rec = subprocess.Popen([perf, "record", "-e", "cpu-clock", "-F", "1999", "-p",
                             str(worker.ready["pid"]), "-o", str(data)], stdout=log, stderr=log)
     time.sleep(1.0)  # perf attaches to each thread before it counts
     if rec.poll() is not None:
         log.close()
         return None, f"perf record exited rc={rec.returncode}: " + \
-            (env.logs / f"bench_perf_{shape}.record.log").read_text()[-200:]
+            (env.logs / f"bench_perf_{label}.record.log").read_text()[-200:]
     worker.ask({"cmd": "time", "shape": shape, "steps": steps}, 600)
     rec.send_signal(signal.SIGINT)
     try:
@@ -319,14 +327,15 @@ def perf_profile(env, worker, shape, steps, tmp):
     base = [perf, "report", "-i", str(data), "--stdio", "--no-children", "--percentage",
             "absolute"]
     # perf with its own libraries, not the CLI's (gpu-libs).
-    p, _ = env.run(f"bench_perf_{shape}.comm_dso", [*base, "--sort", "comm,dso"],
+    p, _ = env.run(f"bench_perf_{label}.comm_dso", [*base, "--sort", "comm,dso"],
                    env=dict(os.environ))
     rows = [(float(m.group(1)), m.group(2), m.group(3)) for m in
             re.finditer(r"^\s*([\d.]+)%\s+(\S+)\s+(\S+)", p.stdout, re.M)]
     if not rows:
         return None, f"perf report gave no samples: {p.stderr[-200:]}"
-    s, _ = env.run(f"bench_perf_{shape}.symbols",
-                   [*base, "--sort", "sym", "--dsos", "libgpumemtrace.so"],
+    s, _ = env.run(f"bench_perf_{label}.symbols",
+                   [*base, "--sort", "sym", "--dsos",
+                    Path(worker.library).name],
                    env=dict(os.environ))
     symbols = [(float(m.group(1)), m.group(2).strip()) for m in
                re.finditer(r"^\s*([\d.]+)%\s+\[\.\]\s+(.+)$", s.stdout, re.M)][:6]
@@ -448,19 +457,24 @@ def check_framework_bench(env, row, runs, dry_run=False):
             r["events_per_step"] = c.get("events_per_step")
             r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
             report_shape(row, shape, r, failures)
-            if settings.perf and "traced" not in failures:
+            profiled = [k for k in ("traced", "baseline") if k in workers and settings.perf]
+            for key in profiled:
+                if key in failures:
+                    continue
                 try:
-                    prof, why = perf_profile(env, workers["traced"], shape, steps, tmp)
+                    prof, why = perf_profile(env, workers[key], shape,
+                                             steps * settings.perf_blocks, tmp, key)
                 except WorkerFailed as exc:
-                    failures["traced"] = str(exc)
+                    failures[key] = str(exc)
                     prof, why = None, f"the worker failed: {exc}"
-                profiles[shape] = prof or why
-                row(f"framework bench {shape}: perf profile of gpumemtrace defaults", None,
+                profiles[shape if key == "traced" else f"{shape} {key}"] = prof or why
+                row(f"framework bench {shape}: perf profile of "
+                    f"{dict((k, h) for k, h, _, _ in COLUMNS)[key]}", None,
                     why or f"libgpumemtrace.so {prof['recorder_percent']:.1f}% of the "
                     f"process's {prof['samples']} CPU samples (all threads); writer thread "
                     f"'gpumemtrace' {prof['writer_thread_percent']:.1f}%; top recorder "
                     f"symbols {prof['top_symbols']}")
-            elif not settings.perf:
+            if not settings.perf:
                 row(f"framework bench {shape}: perf profile", None,
                     "skipped (FRAMEWORK_BENCH_PERF=0)")
         result["perf"] = profiles
