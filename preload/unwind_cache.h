@@ -28,7 +28,7 @@ namespace gmt::preload::unwind {
 // Kinds of call site per thread (Request::window is taken modulo this), and the stacks
 // remembered for each kind.
 inline constexpr uint32_t kWindows = 4;
-inline constexpr uint32_t kWays = 8;
+inline constexpr uint32_t kWays = 16;
 
 struct Request {
     uint64_t* out;         // receives at most max_stored addresses, innermost first

@@ -298,8 +298,9 @@ TEST_CASE("stacks of one depth, in turn, are each served from the cache", "[unwi
         for (int k = 0; k < count; ++k) {
             std::vector<uint8_t> ops(40, 0); // plain frames
             for (int i = 0; i < 16; ++i) {
-                // opTwoSites (4), on the side of bit (i % 4) of k: one of two return addresses.
-                ops.push_back(static_cast<uint8_t>(4 + 11 * ((k >> (i % 4)) & 1)));
+                // opTwoSites (4), on the side of bit (i % 5) of k: one of two return addresses
+                // (so up to 32 stacks, all different).
+                ops.push_back(static_cast<uint8_t>(4 + 11 * ((k >> (i % 5)) & 1)));
             }
             plans.push_back(std::move(ops));
         }
@@ -329,6 +330,7 @@ TEST_CASE("stacks of one depth, in turn, are each served from the cache", "[unwi
         CHECK(after.fallbacks == before.fallbacks);
         return static_cast<double>(after.steps - before.steps) / static_cast<double>(traces);
     };
+    static_assert(gmt::preload::unwind::kWays + 4 <= 32, "more stacks than plansOf makes");
     const int ways = static_cast<int>(gmt::preload::unwind::kWays);
     const double hinted = steps_per_trace(ways - 2, true);
     const double one_hint = steps_per_trace(ways - 2, false);
