@@ -350,7 +350,8 @@ struct Block {
     uint64_t way_seeds;
     bool repeated;              // the last trace returned its window's kept output
     uint8_t last_way[kWindows]; // the way each kind of call site traced last
-    // Each way's tag (wayTag) and when it was last used (0: never), per kind.
+    // Each way's tag (the hint xor the stack pointer, chooseWay) and when it was last used
+    // (0: never), per kind.
     uint64_t way_tag[kWindows][kWays];
     uint64_t way_used[kWindows][kWays];
     uint64_t way_clock;
@@ -800,9 +801,6 @@ void seedWay(Window& dst, const Window& src) {
     dst.check_ok = false;
 }
 
-// walk()'s repeat, the short way: the window is as the last repeat left it (check_ok), the
-// trace starts at the window's innermost state with the same request, and every word the
-// last repeat verified is unchanged.
 // Whether the window's innermost frame is the state `s` (walk()'s match).
 bool startsAt(const Window& win, const State& s) {
     const Frames<kWindow>& w = win.w;
@@ -812,6 +810,9 @@ bool startsAt(const Window& win, const State& s) {
            (!(w.flags[j] & kNeedsRbp) || w.rbp[j] == s.rbp);
 }
 
+// walk()'s repeat, the short way: the window is as the last repeat left it (check_ok), the
+// trace starts at the window's innermost state with the same request, and every word the
+// last repeat verified is unchanged.
 bool repeatsCheckedWindow(const Window& win, const Request& req, const State& s) {
     if (!win.check_ok || !win.out_ok || !startsAt(win, s) || !(win.key == keyOf(req))) {
         return false;
