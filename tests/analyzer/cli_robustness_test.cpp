@@ -13,7 +13,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace gmt;
@@ -219,12 +224,38 @@ TEST_CASE("an output FIFO that no process reads is refused at once, one that is 
                            "a FIFO that no process is reading");
     }
     // With a reader (as `--junit >(xmllint -)` has), the FIFO is a destination like a pipe.
-    std::string copy = dir.file("copy.json");
-    auto r = runCommand("cat " + pipe + " > " + copy + " & timeout 60 " +
-                        cli("report --format json -o " + pipe + " " + trace) + "; wait");
+    // The reader is this process, open before the CLI starts: a reader started beside the
+    // CLI may not have opened the FIFO yet when the CLI looks for one (then the CLI is right
+    // to refuse, and a `cat` still waiting for a writer would never end). A read with no
+    // writer returns 0 at once, so the reading thread reads until the CLI has exited.
+    const int reader = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    REQUIRE(reader >= 0);
+    REQUIRE(::fcntl(reader, F_SETFL, 0) == 0); // blocking reads from here on
+    std::atomic<bool> cli_done{false};
+    std::string copy;
+    std::thread drain([&] {
+        char buf[4096];
+        for (;;) {
+            const bool done = cli_done.load();
+            const ssize_t n = ::read(reader, buf, sizeof buf);
+            if (n > 0) {
+                copy.append(buf, static_cast<size_t>(n));
+            } else if (n == 0 && done) {
+                break; // no writer, and none to come
+            } else if (n == 0 || errno == EINTR) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1)); // not yet opened
+            } else {
+                break;
+            }
+        }
+    });
+    auto r = runCommand("timeout 60 " + cli("report --format json -o " + pipe + " " + trace));
+    cli_done = true;
+    drain.join();
+    ::close(reader);
     INFO(r.err);
     CHECK(r.status == 0);
-    CHECK_THAT(runCommand("cat " + copy).out, Catch::Contains("\"leaked_bytes\": 4096"));
+    CHECK_THAT(copy, Catch::Contains("\"leaked_bytes\": 4096"));
 }
 
 TEST_CASE("output files are created 0600; an existing file keeps its mode") {
