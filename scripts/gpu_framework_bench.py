@@ -144,8 +144,9 @@ class Settings:
         self.budget_s = float(get("FRAMEWORK_BENCH_BUDGET_S", "120" if dry_run else "330"))
         self.shapes = [s for s in get("FRAMEWORK_BENCH_SHAPES", ",".join(SHAPES)).split(",")
                        if s]
-        self.perf = get("FRAMEWORK_BENCH_PERF", "1") != "0"
-        self.perf_blocks = max(1, int(get("FRAMEWORK_BENCH_PERF", "1") or "1"))
+        # 0: no profile; N: a profile of N blocks.
+        self.perf_blocks = int(get("FRAMEWORK_BENCH_PERF", "1") or "1")
+        self.perf = self.perf_blocks > 0
         self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
         self.dry_run = dry_run
         unknown = set(self.shapes) - set(SHAPES)
