@@ -59,8 +59,6 @@ thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 // when equal): the end of the trace must not wait for them when it runs on this thread (a
 // fatal signal in the middle of a call, exit from inside a traced call's callback).
 thread_local OpenPositions t_open __attribute__((tls_model("initial-exec")));
-// Bit `site` set: the last stack this thread interned for that capture site had Python frames.
-thread_local uint32_t t_python_sites __attribute__((tls_model("initial-exec"))) = 0;
 
 uint32_t currentTid() {
     if (t_tid == 0) {
@@ -394,20 +392,15 @@ inline void Recorder::stamp(format::Event& e, Session* s, bool with_stack) {
         // stack, and they tell the unwinder which of the site's stacks to start from.
         python::WalkedFrames python;
         python_.read(python);
-        bool unchanged = false;
+        StackTable::Origin origin;
+        origin.site = site;
         const uint32_t native = config_.stack_depth > 0
                                     ? captureStack(words, config_.stack_depth, site,
-                                                   python::PythonStacks::hint(python), &unchanged)
+                                                   python::PythonStacks::hint(python), &origin.way)
                                     : 0;
+        origin.native = native;
         const uint32_t depth = python_.place(python, words, native, &Recorder::emitPythonCode, s);
-        // Unchanged native frames say nothing of the Python ones (the same binding runs every
-        // line of a program): the site's previous id holds only when neither this stack nor
-        // the one that id was given to had any.
-        const uint32_t bit = 1u << site;
-        const bool python_now = depth > native;
-        const bool reuse = unchanged && !python_now && !(t_python_sites & bit);
-        t_python_sites = python_now ? (t_python_sites | bit) : (t_python_sites & ~bit);
-        e.stack_id = stacks_.intern(words, depth, &Recorder::emitStack, s, site, reuse);
+        e.stack_id = stacks_.intern(words, depth, &Recorder::emitStack, s, origin);
     }
     e.time_ns = EventClock::now();
 }

@@ -52,9 +52,9 @@ void initStackCapture() {
 static_assert(kCaptureSites <= unwind::kWindows);
 
 uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, uint64_t hint,
-                      bool* unchanged) {
-    if (unchanged) {
-        *unchanged = false;
+                      unwind::Way* way) {
+    if (way) {
+        *way = unwind::Way{};
     }
     if (max_depth == 0) {
         return 0;
@@ -67,7 +67,7 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, uint6
     // same frames unw_backtrace would give.
     unwind::Request req{frames,       max_depth,  static_cast<uint32_t>(walked),
                         g_self_start, g_self_end, 1,
-                        site,         hint,       unchanged};
+                        site,         hint,       way};
     int cached = unwind::trace(req);
     if (cached >= 0) {
         return static_cast<uint32_t>(cached);
@@ -89,9 +89,9 @@ uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, uint6
 
 #else
 
-uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t, uint64_t, bool* unchanged) {
-    if (unchanged) {
-        *unchanged = false;
+uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t, uint64_t, unwind::Way* way) {
+    if (way) {
+        *way = unwind::Way{};
     }
     if (max_depth == 0) {
         return 0;

@@ -24,7 +24,13 @@ struct ThreadCache {
     uint32_t id[kCacheSize];
     RecentStack recent[kRecent];
     uint32_t next_recent;
-    uint32_t by_site[StackTable::kSites]; // 0: none yet
+    // The id last given to the frames of each site and way (StackTable::Origin).
+    struct WayId {
+        uint64_t serial; // 0: none yet
+        uint64_t python;
+        uint32_t id;
+    };
+    WayId by_way[StackTable::kSites][unwind::kWays];
 };
 thread_local ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
@@ -67,7 +73,7 @@ bool sameStack(const RecentStack& r, const uint64_t* frames, uint32_t depth) {
 } // namespace
 
 uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx,
-                            uint32_t site, bool unchanged) {
+                            const Origin& origin) {
     if (depth == 0) {
         return 0;
     }
@@ -80,20 +86,23 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit,
         for (RecentStack& r : cache.recent) {
             r.depth = 0;
         }
-        for (uint32_t& id : cache.by_site) {
-            id = 0;
+        for (auto& site : cache.by_way) {
+            for (ThreadCache::WayId& way : site) {
+                way.serial = 0;
+            }
         }
         cache.generation = gen;
     }
-    const bool known_site = site < kSites;
-    if (known_site && unchanged && cache.by_site[site] != 0) {
-        return cache.by_site[site];
+    if (origin.site >= kSites || origin.way.index >= unwind::kWays || origin.native > depth) {
+        return lookup(&cache, frames, depth, emit, ctx);
     }
-    const uint32_t id = lookup(&cache, frames, depth, emit, ctx);
-    if (known_site) {
-        cache.by_site[site] = id;
+    ThreadCache::WayId& last = cache.by_way[origin.site][origin.way.index];
+    const uint64_t python = hashFrames(frames + origin.native, depth - origin.native);
+    if (last.serial == origin.way.serial && last.python == python) {
+        return last.id;
     }
-    return id;
+    last = {origin.way.serial, python, lookup(&cache, frames, depth, emit, ctx)};
+    return last.id;
 }
 
 uint32_t StackTable::lookup(ThreadCacheRef cache_ref, const uint64_t* frames, uint32_t depth,

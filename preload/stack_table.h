@@ -4,6 +4,8 @@
 // Stacks are identified by a 64-bit hash of their frames.
 #pragma once
 
+#include "unwind_cache.h"
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -17,14 +19,23 @@ class StackTable {
     // stack record into the trace before returning, since events naming it follow.
     using EmitFn = void (*)(uint32_t id, const uint64_t* frames, uint32_t depth, void* ctx);
 
-    // `site` (below kSites, or kNoSite): the captureStack site the frames come from, and
-    // `unchanged` whether captureStack found them equal to that site's previous capture;
-    // then the thread's previous id for the site is the answer, with nothing compared.
-    uint32_t intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx,
-                    uint32_t site = kNoSite, bool unchanged = false);
-
     static constexpr uint32_t kSites = 4;
     static constexpr uint32_t kNoSite = ~0u;
+
+    // Where the frames came from: the captureStack site (below kSites, or kNoSite) and the
+    // way and serial the unwinder reported for them, and how many of them are native (the
+    // rest are Python frames). When the thread's previous id for that site and way was given
+    // to frames of the same serial (so the same native frames: unwind::Way) and Python
+    // frames of the same hash, it is the answer, with neither the native frames looked at
+    // nor the whole stack hashed. The Python frames are compared by a 64-bit hash, as
+    // whole stacks are in the table itself.
+    struct Origin {
+        uint32_t site = kNoSite;
+        unwind::Way way;
+        uint32_t native = 0;
+    };
+    uint32_t intern(const uint64_t* frames, uint32_t depth, EmitFn emit, void* ctx,
+                    const Origin& origin);
 
     // A new trace (forked child): every stack must be written again.
     void reset();

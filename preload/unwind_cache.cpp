@@ -327,8 +327,13 @@ constexpr uint32_t kKeptChecks = 256;
 struct Window {
     End end;
     uint32_t n; // frames
+    // Frame n-1 (the innermost) again, beside the fields every trace reads: choosing a way
+    // compares the live state with it, and w's arrays lie kilobytes apart (a cache line each).
+    uint64_t first_rip, first_rsp, first_rbp;
+    uint8_t first_flags;
     bool out_ok;
     uint32_t out_n;
+    uint64_t serial; // of the result kept in out (Way::serial)
     RequestKey key;
     // The words that the last repeat (see walk) verified, innermost first, as (address,
     // value) pairs side by side, kept while the window stays as it is, so that the next
@@ -349,6 +354,7 @@ struct Block {
     uint64_t traces, fallbacks, steps, reused, rule_lookups, verify_misses;
     uint64_t way_seeds;
     bool repeated;              // the last trace returned its window's kept output
+    uint64_t serials;           // the last Window::serial given
     uint8_t last_way[kWindows]; // the way each kind of call site traced last
     // Each way's tag (the hint xor the stack pointer, chooseWay) and when it was last used
     // (0: never), per kind.
@@ -593,6 +599,16 @@ void keepChecks(Window& win, uint32_t lo, uint32_t hi) {
     win.check_n = hi - lo;
 }
 
+void keepFirst(Window& win) {
+    if (win.n != 0) {
+        const uint32_t j = win.n - 1;
+        win.first_rip = win.w.rip[j];
+        win.first_rsp = win.w.rsp[j];
+        win.first_rbp = win.w.rbp[j];
+        win.first_flags = win.w.flags[j];
+    }
+}
+
 // Window := C[0..m] followed by the scratch frames, outermost first. `end` applies when
 // the scratch frames reach the outermost position (m < 0).
 void commit(Block& b, Window& win, int m, uint32_t sn, End end) {
@@ -625,6 +641,7 @@ void commit(Block& b, Window& win, int m, uint32_t sn, End end) {
         w.rend[dst] = static_cast<uint16_t>(rbase);
     }
     win.n = total;
+    keepFirst(win);
 }
 
 int walk(Block& b, Window& win, const Request& req, State s) {
@@ -673,7 +690,10 @@ int walk(Block& b, Window& win, const Request& req, State s) {
             while (r > r_lo && load(w.raddr[r - 1]) == w.rval[r - 1]) {
                 --r;
             }
-            if (repeat && r == r_lo && (!to_end || win.end == End::Stop)) {
+            // The result depends on how the window ends only when the frames wanted reach
+            // past its outermost one (need > j): a stack cut at the depth limit, traced
+            // again with the same limit, needs exactly the window's frames.
+            if (repeat && r == r_lo && (need <= static_cast<uint32_t>(j) || win.end == End::Stop)) {
                 // Every word those frames read is as it was: so is the result.
                 std::memcpy(req.out, win.out, win.out_n * sizeof(uint64_t));
                 b.reused += static_cast<uint64_t>(j);
@@ -797,17 +817,16 @@ void seedWay(Window& dst, const Window& src) {
     std::memcpy(dst.w.rval, src.w.rval, reads * sizeof(uint64_t));
     dst.end = src.end;
     dst.n = n;
+    keepFirst(dst);
     dst.out_ok = false;
     dst.check_ok = false;
 }
 
 // Whether the window's innermost frame is the state `s` (walk()'s match).
 bool startsAt(const Window& win, const State& s) {
-    const Frames<kWindow>& w = win.w;
-    const uint32_t j = win.n - 1;
-    return win.n != 0 && w.rsp[j] == s.rsp && w.rip[j] == s.rip &&
-           (w.flags[j] & kPrev) == (s.prev ? kPrev : 0) &&
-           (!(w.flags[j] & kNeedsRbp) || w.rbp[j] == s.rbp);
+    return win.n != 0 && win.first_rsp == s.rsp && win.first_rip == s.rip &&
+           (win.first_flags & kPrev) == (s.prev ? kPrev : 0) &&
+           (!(win.first_flags & kNeedsRbp) || win.first_rbp == s.rbp);
 }
 
 // walk()'s repeat, the short way: the window is as the last repeat left it (check_ok), the
@@ -917,6 +936,9 @@ __attribute__((naked, noipa)) void callerRegs(uint64_t* /*regs*/) {
 } // namespace
 
 int trace(const Request& req) {
+    if (req.way) {
+        *req.way = Way{};
+    }
     if (req.max_stored == 0 || req.max_walked == 0) {
         return 0;
     }
@@ -939,7 +961,6 @@ int trace(const Request& req) {
     const uint32_t kind = req.window % kWindows;
     const WayChoice choice = chooseWay(*b, kind, req, start);
     const uint32_t way = choice.way;
-    const uint32_t last_way = b->last_way[kind];
     b->last_way[kind] = static_cast<uint8_t>(way);
     Window& win = b->windows[kind * kWays + way];
     b->repeated = false;
@@ -956,6 +977,7 @@ int trace(const Request& req) {
     }
     if (!b->repeated) {
         // Keep the result for the next trace of this window (see Window).
+        win.serial = ++b->serials;
         win.check_ok = false;
         win.out_ok = n >= 0 && static_cast<uint32_t>(n) <= kKeptOutput;
         if (win.out_ok) {
@@ -964,9 +986,8 @@ int trace(const Request& req) {
             win.key = keyOf(req);
         }
     }
-    if (req.unchanged) {
-        // Repeated its way's previous trace, which was also the kind's previous one.
-        *req.unchanged = b->repeated && way == last_way;
+    if (req.way && n >= 0) {
+        *req.way = Way{static_cast<uint8_t>(way), win.serial};
     }
     std::atomic_signal_fence(std::memory_order_seq_cst);
     b->busy = false;
@@ -1006,6 +1027,11 @@ namespace {
 // Replays the steps of one window with its recorded words; writes what is wrong to msg.
 void checkWindow(Block& b, const Window& win, char* msg, size_t size) {
     const Frames<kWindow>& w = win.w;
+    if (win.n != 0 && !startsAt(win, State{w.rip[win.n - 1], w.rsp[win.n - 1], w.rbp[win.n - 1],
+                                           (w.flags[win.n - 1] & kPrev) ? 1u : 0u})) {
+        std::snprintf(msg, size, "the kept innermost frame is not frame %u", win.n - 1);
+        return;
+    }
     for (uint32_t i = 0; i < win.n && !msg[0]; ++i) {
         const uint8_t f = w.flags[i];
         const bool below = i > 0 ? (w.flags[i - 1] & kNeedsRbp) != 0 : win.end != End::Stop;

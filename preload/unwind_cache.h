@@ -40,8 +40,18 @@ struct Request {
     uint32_t window = 0;   // which kind of call site (any value; reduced modulo kWindows)
     uint64_t hint = 0;     // what tells apart the stacks of one kind before the walk (any
                            // value; equal stacks should have equal hints)
-    bool* unchanged = nullptr; // set: whether the result is the previous trace's of this
-                               // kind, for the same request, again
+    struct Way* way = nullptr; // set: which of the kind's stacks the trace took (see Way)
+};
+
+// Which remembered stack of its kind a trace took, and the serial of its result: a serial
+// changes whenever the way's result is derived anew (a walk), so two traces of one thread and
+// kind that report the same way and serial returned the same frames. A caller that keeps
+// something per way (the stack table keeps the id it gave) may then reuse it without looking
+// at the frames, even if it did not see every trace in between.
+struct Way {
+    static constexpr uint8_t kNone = 0xff; // no way: the trace was left to unw_backtrace
+    uint8_t index = kNone;                 // below kWays
+    uint64_t serial = 0;                   // never 0 for a way
 };
 
 // Walks the stack of trace()'s caller exactly as unw_backtrace(buf, max_walked) called from

@@ -98,6 +98,7 @@ struct Checker {
     uint64_t hint = 0;            // the hint of every capture otherwise
     uint64_t rng = 1;
     std::atomic<uint64_t> captures{0};
+    std::atomic<uint64_t> serial_repeats{0}; // captures whose way and serial were seen before
     std::atomic<uint64_t> mismatches{0};
     std::atomic<uint64_t> frames{0};
     std::mutex mu;
@@ -125,6 +126,38 @@ struct Checker {
 
 // Each thread keeps its own position in the depth list.
 thread_local size_t t_leaf_count = 0;
+
+// The last frames each site's way reported, with their serial (unwind::Way).
+struct LastOfWay {
+    uint64_t serial = 0;
+    std::vector<uint64_t> frames;
+};
+thread_local LastOfWay t_last_of_way[gmt::preload::kCaptureSites][gmt::preload::unwind::kWays];
+
+// A way and serial seen before promise the frames given with them then (the stack table
+// reuses its id on that promise), whatever traces ran in between (checkRaw's among them).
+void checkSerial(Checker* c, uint32_t site, gmt::preload::unwind::Way way, const uint64_t* got,
+                 uint32_t n, uint32_t max_depth) {
+    using gmt::preload::unwind::Way;
+    if (way.index == Way::kNone) {
+        return;
+    }
+    if (way.index >= gmt::preload::unwind::kWays || way.serial == 0) {
+        c->fail("a way out of range, or serial 0", max_depth, got, n, got, 0);
+        return;
+    }
+    LastOfWay& last = t_last_of_way[site][way.index];
+    if (last.serial == way.serial) {
+        c->serial_repeats.fetch_add(1, std::memory_order_relaxed);
+        if (!std::equal(got, got + n, last.frames.begin(), last.frames.end())) {
+            c->fail("a way's serial came again with other frames", max_depth, got, n,
+                    last.frames.data(), static_cast<uint32_t>(last.frames.size()));
+        }
+        return;
+    }
+    last.serial = way.serial;
+    last.frames.assign(got, got + n);
+}
 
 __attribute__((noinline)) void checkRaw(Checker* c, uint32_t max_depth) {
     uint64_t got[kMaxFrames + 1];
@@ -165,8 +198,10 @@ void checkLeaf(void* ctx) {
         site = static_cast<uint32_t>(mix >> 62);
         hint = (mix >> 20) % 11;
     }
-    uint32_t n = captureStack(got, max_depth, site, hint);
+    gmt::preload::unwind::Way way;
+    uint32_t n = captureStack(got, max_depth, site, hint, &way);
     uint32_t m = referenceCapture(want, max_depth);
+    checkSerial(c, site, way, got, n, max_depth);
     c->captures.fetch_add(1, std::memory_order_relaxed);
     c->frames.fetch_add(n, std::memory_order_relaxed);
     if (n != m || !std::equal(got, got + n, want)) {
@@ -392,6 +427,10 @@ TEST_CASE("steady loop is served from the cache", "[unwind]") {
     // Nearly every frame comes from the cache; only the few changed ones are stepped.
     CHECK(after.steps - before.steps <= 8 * traces);
     CHECK(after.reused - before.reused >= 60 * traces);
+    // The same stack, traced again: the same way and serial (so the stack table's id is
+    // reused), checked against the frames each time (checkSerial).
+    INFO("captures that repeated their way's serial: " << c.serial_repeats.load());
+    CHECK(c.serial_repeats.load() >= 1000);
 }
 
 TEST_CASE("threads: each thread's cache stays its own", "[unwind]") {
