@@ -197,7 +197,9 @@ def main():
     backend = StandIn() if args.stand_in else Torch(args.history, args.max_entries)
     mark = mark_phase_function() if args.mark_phases else None
     steps_of = {}
+    torch = getattr(backend, "torch", None)
     reply({"ready": True, "pid": os.getpid(), "history": getattr(backend, "history", None),
+           "torch": torch.__version__ if torch else None,
            "marks": mark is not None, "stand_in_pairs": getattr(backend, "pairs", None)})
     for line in sys.stdin:
         cmd = json.loads(line)
