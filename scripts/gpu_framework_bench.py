@@ -90,7 +90,12 @@ def chosen_columns(columns, wanted):
     return [c for c in columns if c[0] == "plain" or c[0] in keys]
 
 
-COLUMNS = chosen_columns(COLUMNS, os.environ.get("FRAMEWORK_BENCH_COLUMNS", ""))
+# A wrong name fails the group when it runs (Settings), not every group at import.
+try:
+    COLUMNS, COLUMNS_ERROR = chosen_columns(COLUMNS,
+                                            os.environ.get("FRAMEWORK_BENCH_COLUMNS", "")), None
+except ValueError as exc:
+    COLUMNS_ERROR = str(exc)
 COUNT_STEPS = 30  # steps between the phase marks of the counting worker (after as many warm-up)
 FIRST_WARMUP = 10  # steps before the plain worker's timing sets the block size
 
@@ -168,6 +173,8 @@ class Settings:
         self.perf = self.perf_blocks > 0
         self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
         self.dry_run = dry_run
+        if COLUMNS_ERROR:
+            raise ValueError(COLUMNS_ERROR)
         unknown = set(self.shapes) - set(SHAPES)
         if unknown:
             raise ValueError(f"unknown shapes {sorted(unknown)}; known: {list(SHAPES)}")
@@ -589,7 +596,11 @@ def main():
         os.environ.setdefault("FRAMEWORK_BENCH_PERF", "0")
     if args.rounds:
         os.environ["FRAMEWORK_BENCH_ROUNDS"] = str(args.rounds)
-    check_framework_bench(env, gv.row, 0, args.dry_run)
+    try:
+        check_framework_bench(env, gv.row, 0, args.dry_run)
+    except ValueError as exc:  # a setting that names nothing known
+        print(f"gpu_framework_bench.py: {exc}", file=sys.stderr)
+        return 2
     if args.dry_run:
         check_dry_run(env, gv.row)
     print((env.out / "framework_bench.md").read_text())
