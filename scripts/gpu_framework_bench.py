@@ -63,7 +63,7 @@ SHAPES = {
 
 # (key, heading, worker arguments, recorder settings or None for untraced). The recorder's
 # parts are the settings of preload/include/gpumemtrace/settings.h (docs/configuration.md).
-COLUMNS = [
+ALL_COLUMNS = [
     ("plain", "plain", [], None),
     ("traced", "gpumemtrace defaults", [], {}),
     ("torch_python", "PyTorch history stacks=python", ["--history", "python"], None),
@@ -73,8 +73,8 @@ COLUMNS = [
     ("no_blocks", "gpumemtrace no block events", [], {"GPUMEMTRACE_CACHING_ALLOCATOR": "0"}),
 ]
 if os.environ.get("FRAMEWORK_BENCH_BASELINE"):
-    COLUMNS.append(("baseline", "baseline library defaults", [],
-                    {"LD_PRELOAD": os.environ["FRAMEWORK_BENCH_BASELINE"]}))
+    ALL_COLUMNS.append(("baseline", "baseline library defaults", [],
+                        {"LD_PRELOAD": os.environ["FRAMEWORK_BENCH_BASELINE"]}))
 
 
 def chosen_columns(columns, wanted):
@@ -90,12 +90,6 @@ def chosen_columns(columns, wanted):
     return [c for c in columns if c[0] == "plain" or c[0] in keys]
 
 
-# A wrong name fails the group when it runs (Settings), not every group at import.
-try:
-    COLUMNS, COLUMNS_ERROR = chosen_columns(COLUMNS,
-                                            os.environ.get("FRAMEWORK_BENCH_COLUMNS", "")), None
-except ValueError as exc:
-    COLUMNS_ERROR = str(exc)
 COUNT_STEPS = 30  # steps between the phase marks of the counting worker (after as many warm-up)
 FIRST_WARMUP = 10  # steps before the plain worker's timing sets the block size
 
@@ -173,8 +167,7 @@ class Settings:
         self.perf = self.perf_blocks > 0
         self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
         self.dry_run = dry_run
-        if COLUMNS_ERROR:
-            raise ValueError(COLUMNS_ERROR)
+        self.columns = chosen_columns(ALL_COLUMNS, get("FRAMEWORK_BENCH_COLUMNS", ""))
         unknown = set(self.shapes) - set(SHAPES)
         if unknown:
             raise ValueError(f"unknown shapes {sorted(unknown)}; known: {list(SHAPES)}")
@@ -201,7 +194,7 @@ def start_workers(env, settings, tmp, workers):
     common = [sys.executable, "-u", str(WORKER), "--max-entries", str(settings.history_entries)]
     if settings.dry_run:
         common.append("--stand-in")
-    for key, _, args, recorder in COLUMNS:
+    for key, _, args, recorder in settings.columns:
         workers[key] = Worker(key, common + args, worker_env(env, key, recorder, tmp),
                               env.logs)
     workers["count"] = Worker("count", common + ["--mark-phases"],
@@ -394,7 +387,8 @@ def fmt_ratio(s):
 
 
 def markdown(result):
-    heads = [h for _, h, _, _ in COLUMNS[1:]]
+    columns = list(result["columns"].items())  # (key, heading), plain first
+    heads = [h for _, h in columns[1:]]
     lines = [f"Framework benchmark: {result['machine']}; python {result['python']}, torch "
              f"{result['torch'] or '-'}; load average {result['loadavg_start']} at the start, "
              f"{result['loadavg_end']} at the end; {result['seconds']:.0f} s.", "",
@@ -412,14 +406,14 @@ def markdown(result):
         p = s["plain"]
         ev = r.get("events_per_step")
         rate = f"{ev / p['ms_median'] * 1e3:,.0f}" if ev else "-"
-        cells = [fmt_ratio(s[k]) if k in s else "failed" for k, _, _, _ in COLUMNS[1:]]
+        cells = [fmt_ratio(s[k]) if k in s else "failed" for k, _ in columns[1:]]
         lines.append(f"| {shape} | {r['rounds']} x {r['steps']} | {ev if ev else '-'} | {rate} | "
                      f"{p['ms_median']:.3f} ({p['ms_min']:.3f}-{p['ms_max']:.3f}) | "
                      + " | ".join(cells) + " |")
     lines += ["", "| shape | column | ms/step median | min-max | x plain median | IQR | "
               "min-max |", "|---|---|---:|---:|---:|---:|---:|"]
     for shape, r in result["shapes"].items():
-        for key, head, _, _ in COLUMNS:
+        for key, head in columns:
             c = r.get("columns", {}).get(key)
             if c:
                 lines.append(f"| {shape} | {head} | {c['ms_median']:.3f} | {c['ms_min']:.3f}-"
@@ -429,9 +423,9 @@ def markdown(result):
     return "\n".join(lines) + "\n"
 
 
-def report_shape(row, shape, r, failures):
+def report_shape(row, shape, r, heads, failures):
+    """`heads`: the heading of each column run, by key."""
     s = r["columns"]
-    heads = {k: h for k, h, _, _ in COLUMNS}
     ev = r.get("events_per_step")
     events = (f"{ev:.0f} recorder events per step ({ev / s['plain']['ms_median'] * 1e3:,.0f}/s "
               f"at plain speed; {r['events_by_type']})" if ev else "events not counted")
@@ -468,8 +462,9 @@ def check_framework_bench(env, row, runs, dry_run=False):
     started = time.monotonic()
     deadline = started + settings.budget_s
     result = {"machine": machine(), "python": sys.version.split()[0], "torch": None,
-              "loadavg_start": load(), "settings": {k: v for k, v in vars(settings).items()},
-              "columns": {k: h for k, h, _, _ in COLUMNS}, "shapes": {}}
+              "loadavg_start": load(),
+              "settings": {k: v for k, v in vars(settings).items() if k != "columns"},
+              "columns": {k: h for k, h, _, _ in settings.columns}, "shapes": {}}
     tmp = tempfile.mkdtemp(prefix="gmt-framework-bench-")
     workers, failures = {}, {}
     try:
@@ -500,7 +495,7 @@ def check_framework_bench(env, row, runs, dry_run=False):
             c = counted.get(shape, {})
             r["events_per_step"] = c.get("events_per_step")
             r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
-            report_shape(row, shape, r, failures)
+            report_shape(row, shape, r, result["columns"], failures)
             profiled = [k for k in ("traced", "baseline") if k in workers and settings.perf]
             for key in profiled:
                 if key in failures:
@@ -513,7 +508,7 @@ def check_framework_bench(env, row, runs, dry_run=False):
                     prof, why = None, f"the worker failed: {exc}"
                 profiles[shape if key == "traced" else f"{shape} {key}"] = prof or why
                 row(f"framework bench {shape}: perf profile of "
-                    f"{dict((k, h) for k, h, _, _ in COLUMNS)[key]}", None,
+                    f"{result['columns'][key]}", None,
                     why or f"libgpumemtrace.so {prof['recorder_percent']:.1f}% of the "
                     f"process's {prof['samples']} CPU samples (all threads); writer thread "
                     f"'gpumemtrace' {prof['writer_thread_percent']:.1f}%; top recorder "
@@ -564,7 +559,7 @@ def check_dry_run(env, row):
     result = json.loads((env.out / "framework_bench.json").read_text())
     pairs = result.get("stand_in_pairs") or {}
     named = {k for k in os.environ.get("FRAMEWORK_BENCH_COLUMNS", "").split(",") if k}
-    expected = ({"plain"} | named) if named else {k for k, _, _, _ in COLUMNS}
+    expected = ({"plain"} | named) if named else {k for k, _, _, _ in ALL_COLUMNS}
     for shape, r in result["shapes"].items():
         rounds = {k: c["rounds"] for k, c in r.get("columns", {}).items()}
         row(f"dry run {shape}: events counted in the trace, every column every round",
