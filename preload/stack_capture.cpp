@@ -53,12 +53,8 @@ static_assert(kCaptureSites <= unwind::kWindows);
 
 uint32_t captureStack(uint64_t* frames, uint32_t max_depth, uint32_t site, uint64_t hint,
                       unwind::Way* way) {
-    if (way) {
-        *way = unwind::Way{};
-    }
-    if (max_depth == 0) {
-        return 0;
-    }
+    // trace() answers max_depth 0 (no frames) and sets `way` on every return (kNone where
+    // the frames are left to unw_backtrace below).
     // A few extra frames for the tracer's own, which are dropped.
     constexpr int kOwnFrames = 16;
     const int walked =

@@ -40,7 +40,8 @@ struct Request {
     uint32_t window = 0;   // which kind of call site (any value; reduced modulo kWindows)
     uint64_t hint = 0;     // what tells apart the stacks of one kind before the walk (any
                            // value; equal stacks should have equal hints)
-    struct Way* way = nullptr; // set: which of the kind's stacks the trace took (see Way)
+    struct Way* way = nullptr; // set on every return: which of the kind's stacks the trace
+                               // took (see Way)
 };
 
 // Which remembered stack of its kind a trace took, and the serial of its result: a serial
@@ -49,7 +50,7 @@ struct Request {
 // something per way (the stack table keeps the id it gave) may then reuse it without looking
 // at the frames, even if it did not see every trace in between.
 struct Way {
-    static constexpr uint8_t kNone = 0xff; // no way: the trace was left to unw_backtrace
+    static constexpr uint8_t kNone = 0xff; // no way: no frames wanted, or left to unw_backtrace
     uint8_t index = kNone;                 // below kWays
     uint64_t serial = 0;                   // never 0 for a way
 };
