@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Checks that the traced path of libgpumemtrace.so holds no `rep stos` / `rep movs`.
+
+GCC's generic tuning expands a memset or memcpy of a few hundred bytes, or of a size known
+only at run time, as a `rep` string instruction, whose start-up costs more than the work at
+these sizes: every hook's Event and every repeated stack's copy-out paid it
+(docs/performance.md, "String instructions on the traced path"). preload/CMakeLists.txt
+asks for other expansions; this test fails when a build of the library has them again.
+
+  string_ops_check.py LIBRARY     (objdump from binutils)
+"""
+import re
+import subprocess
+import sys
+
+# The functions every traced call runs through, as objdump -C names them: the exported
+# CUDA hooks (whose traced path is inlined into them), the recorder's own, the unwinder,
+# the stack table, the Python frames and the PyTorch allocator's hook.
+TRACED_PATH = [
+    re.compile(r"^(cuda|cu)[A-Z][A-Za-z0-9_]*$"),
+    re.compile(r"^gmt::preload::Recorder::(record|reserve|commit)\("),
+    re.compile(r"^gmt::preload::\(anonymous namespace\)::publishEvent\("),
+    re.compile(r"^gmt::preload::unwind::trace\("),
+    re.compile(r"^gmt::preload::StackTable::intern\("),
+    re.compile(r"^gmt::preload::python::PythonStacks::(read|place)\("),
+    re.compile(r"^gmt::preload::frameworks::\(anonymous namespace\)::onTraceEntry\("),
+]
+# The functions the check must find, so that a renamed function cannot pass it by absence.
+REQUIRED = ["cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2",
+            "gmt::preload::Recorder::record(", "gmt::preload::unwind::trace(",
+            "gmt::preload::frameworks::(anonymous namespace)::onTraceEntry("]
+STRING_OP = re.compile(r"\brep[a-z]*\s+(stos|movs)")
+HEADER = re.compile(r"^[0-9a-f]+ <(.*)>:$")
+
+
+def offenders(disassembly):
+    """(function, instruction) of every rep string instruction in a traced-path function,
+    and the traced-path functions seen."""
+    found, seen = [], set()
+    current = None
+    for line in disassembly.splitlines():
+        m = HEADER.match(line)
+        if m:
+            name = m.group(1)
+            current = name if any(p.search(name) for p in TRACED_PATH) else None
+            if current:
+                seen.add(current)
+            continue
+        if current and STRING_OP.search(line):
+            found.append((current, line.strip()))
+    return found, seen
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", sys.argv[1]],
+                         capture_output=True, text=True, check=True).stdout
+    found, seen = offenders(out)
+    missing = [r for r in REQUIRED if not any(s == r or s.startswith(r) for s in seen)]
+    if missing:
+        print(f"functions of the traced path not found in {sys.argv[1]}: {missing}")
+        return 1
+    for name, insn in found:
+        print(f"{name}: {insn}")
+    print(f"{len(seen)} functions of the traced path, {len(found)} rep string instructions")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
