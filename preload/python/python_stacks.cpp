@@ -49,11 +49,6 @@ void PythonStacks::giveUp(format::PythonStatus from, const char* why) {
     }
 }
 
-bool PythonStacks::active() const {
-    auto s = status();
-    return s == format::PythonStatus::Captured || s == format::PythonStatus::Pending;
-}
-
 // Checks the layout on this thread with faultless reads, once per process: until then
 // nothing is read the fast way. A thread without frames leaves the question open.
 bool PythonStacks::check(uintptr_t tstate) {

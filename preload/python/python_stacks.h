@@ -24,8 +24,11 @@ class PythonStacks {
     format::PythonStatus status() const { return status_.load(std::memory_order_acquire); }
     uint32_t version() const { return interp_.version; }
     // Whether events may carry Python frames (so a stack is worth capturing even with
-    // no native frames).
-    bool active() const;
+    // no native frames). Inline: every traced call asks, Python or not.
+    bool active() const {
+        const auto s = status();
+        return s == format::PythonStatus::Captured || s == format::PythonStatus::Pending;
+    }
 
     // Reads the calling thread's Python frames into `walked` (none: count 0). Read before
     // the native stack, so that they can choose which remembered native stack the unwinder
