@@ -24,6 +24,11 @@
 #
 # Environment (defaults in brackets): ROUNDS [5], SMALL [1000000], LARGE [5000000] pairs,
 # RECURSION [12], DEPTHS [64 0], WORK_DIR [mktemp -d], KEEP=1 keeps the traces.
+#
+# BASELINE_PRELOAD=LIB adds, per depth, the same run under another libgpumemtrace.so (bD),
+# in the same rounds, and a table of this build's cost minus the baseline's, taken within
+# each round: a change of a few ns per event shows there, where the round-to-round spread
+# of either cost alone (±15 ns on a shared machine) hides it.
 set -euo pipefail
 
 BUILD=${1:?usage: $0 BUILD_DIR}
@@ -37,6 +42,11 @@ LOOP=$BUILD/bin/bench/pair_loop
 STATS=$BUILD/bin/bench/trace_stats
 PRELOAD=$BUILD/lib/libgpumemtrace.so
 SIM=$BUILD/lib/cudasim
+BASELINE_PRELOAD=${BASELINE_PRELOAD:-}
+if [[ -n $BASELINE_PRELOAD && ! -f $BASELINE_PRELOAD ]]; then
+    echo "BASELINE_PRELOAD: no such file: $BASELINE_PRELOAD" >&2
+    exit 2
+fi
 
 MEASURE=$(cd "$(dirname "$0")" && pwd)/lib/measure.py
 # shellcheck source=lib/bench.sh
@@ -52,6 +62,8 @@ command_of() {
         plain) echo env LD_LIBRARY_PATH="$SIM" "$LOOP" cuda "$n" "$RECURSION" ;;
         d*) echo env LD_LIBRARY_PATH="$SIM" LD_PRELOAD="$PRELOAD" GPUMEMTRACE_STACK_DEPTH="${name#d}" \
             GPUMEMTRACE_OUTPUT="$trace" "$LOOP" cuda "$n" "$RECURSION" ;;
+        b*) echo env LD_LIBRARY_PATH="$SIM" LD_PRELOAD="$BASELINE_PRELOAD" \
+            GPUMEMTRACE_STACK_DEPTH="${name#b}" GPUMEMTRACE_OUTPUT="$trace" "$LOOP" cuda "$n" "$RECURSION" ;;
         malloc) echo "$LOOP" malloc "$n" "$RECURSION" ;;
         heaptrack) echo heaptrack -o "$trace" "$LOOP" malloc "$n" "$RECURSION" ;;
     esac
@@ -67,7 +79,7 @@ run() {
     read -r wall cpu <"$WORK/time.tmp"
     echo "$wall" >>"$WORK/$name.$n.wall"
     echo "$cpu" >>"$WORK/$name.$n.cpu"
-    if [[ $name == d* && $n == "$LARGE" ]]; then
+    if [[ $name == [db]* && $n == "$LARGE" ]]; then
         "$STATS" "$trace.gmtrace" >"$WORK/stats.json"
         jq -r '.log_bytes / .events' "$WORK/stats.json" >>"$WORK/$name.bpe"
         jq -r '.max_stack_depth' "$WORK/stats.json" >>"$WORK/$name.depth"
@@ -76,7 +88,10 @@ run() {
 }
 
 CONFIGS="plain"
-for d in $DEPTHS; do CONFIGS+=" d$d"; done
+for d in $DEPTHS; do
+    CONFIGS+=" d$d"
+    [[ -z $BASELINE_PRELOAD ]] || CONFIGS+=" b$d"
+done
 CONFIGS+=" malloc heaptrack"
 EXTRA=$((2 * (LARGE - SMALL)))
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -100,6 +115,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
             o=$(tail -1 "$WORK/d$d.marginal.$m")
             calc "%.2f" "$o - $p" >>"$WORK/d$d.cost.$m"
             calc "%.4f" "($o - $p) / ($h - $ml)" >>"$WORK/d$d.ratio.$m"
+            if [[ -n $BASELINE_PRELOAD ]]; then
+                b=$(tail -1 "$WORK/b$d.marginal.$m")
+                calc "%.2f" "$b - $p" >>"$WORK/b$d.cost.$m"
+                calc "%.2f" "$o - $b" >>"$WORK/d$d.vs_base.$m"
+            fi
         done
     done
     echo "# round $r/$ROUNDS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -118,4 +138,17 @@ for d in $DEPTHS; do
 done
 echo "| heaptrack (full stacks) | $(med heaptrack.cost.wall) | $(med heaptrack.cost.cpu) | 1 | 1 | all | – |"
 echo
+if [[ -n $BASELINE_PRELOAD ]]; then
+    echo "This build against the baseline ($BASELINE_PRELOAD), same rounds: the cost of one"
+    echo "event under each, and this build's minus the baseline's within a round (negative:"
+    echo "this build is cheaper), medians; 'rounds cheaper' counts the rounds where it was."
+    echo
+    echo "| depth | wall: this / baseline | wall: difference | CPU: this / baseline | CPU: difference | rounds cheaper (CPU) |"
+    echo "|---:|---|---:|---|---:|---:|"
+    for d in $DEPTHS; do
+        cheaper=$(awk '$1 < 0 {n++} END {print n + 0}' "$WORK/d$d.vs_base.cpu")
+        echo "| $d | $(med "d$d.cost.wall") / $(med "b$d.cost.wall") | $(med "d$d.vs_base.wall") | $(med "d$d.cost.cpu") / $(med "b$d.cost.cpu") | $(med "d$d.vs_base.cpu") | $cheaper of $ROUNDS |"
+    done
+    echo
+fi
 gmt_bench_marginals "Marginal cost of the workload itself (ns per event, medians):"
