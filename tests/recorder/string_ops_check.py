@@ -15,19 +15,22 @@ import sys
 
 # The functions every traced call runs through, as objdump -C names them: the exported
 # CUDA hooks (whose traced path is inlined into them), the recorder's own, the unwinder,
-# the stack table, the Python frames and the PyTorch allocator's hook.
+# the stack table, the Python frames (walked and interned) and the PyTorch allocator's hook.
 TRACED_PATH = [
     re.compile(r"^(cuda|cu)[A-Z][A-Za-z0-9_]*$"),
     re.compile(r"^gmt::preload::Recorder::(record|reserve|commit)\("),
     re.compile(r"^gmt::preload::\(anonymous namespace\)::publishEvent\("),
+    re.compile(r"^gmt::preload::captureStack\("),
     re.compile(r"^gmt::preload::unwind::trace\("),
     re.compile(r"^gmt::preload::StackTable::intern\("),
     re.compile(r"^gmt::preload::python::PythonStacks::(read|place)\("),
+    re.compile(r"^gmt::preload::python::(walkFrames|CodeTable::intern)\("),
     re.compile(r"^gmt::preload::frameworks::\(anonymous namespace\)::onTraceEntry\("),
 ]
 # The functions the check must find, so that a renamed function cannot pass it by absence.
 REQUIRED = ["cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2",
             "gmt::preload::Recorder::record(", "gmt::preload::unwind::trace(",
+            "gmt::preload::python::walkFrames(",
             "gmt::preload::frameworks::(anonymous namespace)::onTraceEntry("]
 STRING_OP = re.compile(r"\brep[a-z]*\s+(stos|movs)")
 HEADER = re.compile(r"^[0-9a-f]+ <(.*)>:$")
