@@ -60,10 +60,11 @@ command_of() {
     local name=$1 n=$2 trace=$3
     case $name in
         plain) echo env LD_LIBRARY_PATH="$SIM" "$LOOP" cuda "$n" "$RECURSION" ;;
-        d*) echo env LD_LIBRARY_PATH="$SIM" LD_PRELOAD="$PRELOAD" GPUMEMTRACE_STACK_DEPTH="${name#d}" \
-            GPUMEMTRACE_OUTPUT="$trace" "$LOOP" cuda "$n" "$RECURSION" ;;
-        b*) echo env LD_LIBRARY_PATH="$SIM" LD_PRELOAD="$BASELINE_PRELOAD" \
-            GPUMEMTRACE_STACK_DEPTH="${name#b}" GPUMEMTRACE_OUTPUT="$trace" "$LOOP" cuda "$n" "$RECURSION" ;;
+        d* | b*)
+            local lib=$PRELOAD
+            [[ $name == d* ]] || lib=$BASELINE_PRELOAD
+            echo env LD_LIBRARY_PATH="$SIM" LD_PRELOAD="$lib" GPUMEMTRACE_STACK_DEPTH="${name:1}" \
+                GPUMEMTRACE_OUTPUT="$trace" "$LOOP" cuda "$n" "$RECURSION" ;;
         malloc) echo "$LOOP" malloc "$n" "$RECURSION" ;;
         heaptrack) echo heaptrack -o "$trace" "$LOOP" malloc "$n" "$RECURSION" ;;
     esac

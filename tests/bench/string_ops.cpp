@@ -7,7 +7,7 @@
 //   copy:  61 frames copied out of a remembered stack (unwind_cache.cpp's copy-out), a
 //          count known only at run time, at most 64.
 //
-//   string_ops_{generic,recorder} [CALLS=50000000]
+//   string_ops_{generic,recorder} [CALLS=50000000 [FRAMES=61]]
 #include <gpumemtrace/format/event.h>
 
 #include <chrono>
@@ -53,14 +53,14 @@ template <typename F> double nsPerCall(long calls, F&& f) {
 
 int main(int argc, char** argv) {
     const long calls = argc > 1 ? std::atol(argv[1]) : 50000000;
-    if (calls <= 0) {
-        std::fprintf(stderr, "usage: %s [CALLS > 0]\n", argv[0]);
+    // A count from outside, as the unwinder's: the compiler cannot expand the copy for it.
+    const int frames = argc > 2 ? std::atoi(argv[2]) : 61;
+    if (calls <= 0 || frames < 0 || frames > 64) {
+        std::fprintf(stderr, "usage: %s [CALLS > 0 [FRAMES 0-64]]\n", argv[0]);
         return 2;
     }
-    // The count comes from outside, so the compiler cannot see it is 61.
-    const unsigned frames = static_cast<unsigned>(61 + (argc > 2 ? std::atoi(argv[2]) : 0)) % 65;
     std::printf("zero_event_ns %.2f\n", nsPerCall(calls, [](long i) { zeroEvent(i); }));
-    std::printf("copy_%u_frames_ns %.2f\n", frames,
-                nsPerCall(calls, [frames](long) { copyFrames(frames); }));
+    std::printf("copy_%d_frames_ns %.2f\n", frames,
+                nsPerCall(calls, [frames](long) { copyFrames(static_cast<unsigned>(frames)); }));
     return 0;
 }
