@@ -4,6 +4,11 @@
 // GPUMEMTRACE_STACK_DEPTH=depth.
 //   BM_*Steady:      one call site, as in an allocation loop.
 //   BM_*Alternating: two call sites at different depths, taking turns.
+//   BM_CachedSteadyEvicted/DEPTH/KIB: one call site, with KiB of other memory read and written
+//                    before each capture (the program's own work between two allocations),
+//                    only the capture timed: what a capture costs once the thread's cached
+//                    stack and the stack's own words have left the core's caches
+//                    (docs/performance.md, "A capture between a program's own work").
 #include <benchmark/benchmark.h>
 
 #include "patterns.h"
@@ -18,7 +23,9 @@
 #include <link.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace {
 
@@ -84,6 +91,32 @@ uint32_t capture(Ctx& c) {
     return n;
 }
 
+// Between two captures, g_evict_bytes of other memory are read and written (a line in every
+// 64 bytes), as the program's own work between two allocations does to the caches; only the
+// capture is timed, by the clock (whose own cost, about 30 ns, is in every figure: KIB 0
+// shows it).
+std::vector<uint64_t> g_evict;
+uint64_t g_evict_bytes = 0;
+
+void evict() {
+    const size_t n = g_evict_bytes / sizeof(uint64_t);
+    for (size_t i = 0; i < n; i += 8) {
+        g_evict[i] += 1;
+    }
+    benchmark::ClobberMemory();
+}
+
+void evictedLeaf(void* p) {
+    auto& c = *static_cast<Ctx*>(p);
+    for (auto _ : *c.state) {
+        evict();
+        auto t0 = std::chrono::steady_clock::now();
+        capture(c);
+        auto t1 = std::chrono::steady_clock::now();
+        c.state->SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    }
+}
+
 void steadyLeaf(void* p) {
     auto& c = *static_cast<Ctx*>(p);
     for (auto _ : *c.state) {
@@ -110,7 +143,9 @@ void report(benchmark::State& state, const Ctx& c, const gmt::preload::unwind::S
     }
 }
 
-void run(benchmark::State& state, bool cached, bool alternating) {
+enum class Pattern { Steady, Alternating, SteadyEvicted };
+
+void run(benchmark::State& state, bool cached, Pattern pattern) {
     static bool init = [] {
         gmt::preload::initStackCapture();
         findSelf();
@@ -119,8 +154,12 @@ void run(benchmark::State& state, bool cached, bool alternating) {
     (void)init;
     Ctx c{&state, static_cast<uint32_t>(state.range(0)), cached};
     auto before = gmt::preload::unwind::threadStats();
-    if (alternating) {
+    if (pattern == Pattern::Alternating) {
         gmt_unwind_test::recurseAlternating(static_cast<int>(c.depth), alternatingStep, &c);
+    } else if (pattern == Pattern::SteadyEvicted) {
+        g_evict_bytes = static_cast<uint64_t>(state.range(1)) << 10;
+        g_evict.assign(g_evict_bytes / sizeof(uint64_t) + 8, 0);
+        gmt_unwind_test::recurse(static_cast<int>(c.depth), evictedLeaf, &c);
     } else {
         gmt_unwind_test::recurse(static_cast<int>(c.depth), steadyLeaf, &c);
     }
@@ -128,19 +167,31 @@ void run(benchmark::State& state, bool cached, bool alternating) {
 }
 
 void BM_CachedSteady(benchmark::State& state) {
-    run(state, true, false);
+    run(state, true, Pattern::Steady);
 }
 void BM_UnwBacktraceSteady(benchmark::State& state) {
-    run(state, false, false);
+    run(state, false, Pattern::Steady);
 }
 void BM_CachedAlternating(benchmark::State& state) {
-    run(state, true, true);
+    run(state, true, Pattern::Alternating);
 }
 void BM_UnwBacktraceAlternating(benchmark::State& state) {
-    run(state, false, true);
+    run(state, false, Pattern::Alternating);
+}
+
+void BM_CachedSteadyEvicted(benchmark::State& state) {
+    run(state, true, Pattern::SteadyEvicted);
 }
 
 BENCHMARK(BM_CachedSteady)->Arg(16)->Arg(64);
+BENCHMARK(BM_CachedSteadyEvicted)
+    ->Args({64, 0})
+    ->Args({64, 1024})
+    ->Args({64, 4096})
+    ->UseManualTime()
+    ->Iterations(20000)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 BENCHMARK(BM_UnwBacktraceSteady)->Arg(16)->Arg(64);
 BENCHMARK(BM_CachedAlternating)->Arg(16)->Arg(64);
 BENCHMARK(BM_UnwBacktraceAlternating)->Arg(16)->Arg(64);
