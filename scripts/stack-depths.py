@@ -20,6 +20,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 
 
@@ -37,11 +38,13 @@ def summarize(lines):
     kinds = defaultdict(Kind)
     for line in lines:
         r = json.loads(line)
+        if not isinstance(r, dict):
+            raise ValueError("a line that is no JSON object")
         record = r.get("record")
         if record == "header":
             limit = r.get("stack_depth")
         elif record == "stack":
-            stacks[r["id"]] = (len(r.get("frames") or []), len(r.get("python") or []))
+            stacks[r.get("id")] = (len(r.get("frames") or []), len(r.get("python") or []))
         elif record == "event":
             k = kinds["%s/%s" % (r.get("event"), r.get("api"))]
             k.events += 1
@@ -80,15 +83,25 @@ def main():
     args = ap.parse_args()
     status = 0
     for path in args.traces:
-        try:
-            dump = subprocess.Popen([args.cli, "dump", path], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-        except OSError as e:
-            sys.stderr.write("stack-depths: cannot run %s: %s\n" % (args.cli, e))
-            return 2
-        with dump:
-            result = summarize(dump.stdout)
-            error = dump.stderr.read()
+        # Its messages go to a file, not a pipe: a pipe nobody reads while the dump is read
+        # would stop the dump once full.
+        with tempfile.TemporaryFile(mode="w+") as errors:
+            try:
+                dump = subprocess.Popen([args.cli, "dump", path], stdout=subprocess.PIPE,
+                                        stderr=errors, text=True)
+            except OSError as e:
+                sys.stderr.write("stack-depths: cannot run %s: %s\n" % (args.cli, e))
+                return 2
+            with dump:
+                try:
+                    result = summarize(dump.stdout)
+                except ValueError as e:  # not JSON lines: not a gpumemtrace dump
+                    dump.kill()
+                    sys.stderr.write("stack-depths: %s: unreadable dump: %s\n" % (path, e))
+                    status = 2
+                    continue
+            errors.seek(0)
+            error = errors.read()
         if dump.returncode != 0:
             sys.stderr.write("stack-depths: %s: %s" % (path, error or "dump failed\n"))
             status = 2

@@ -1,6 +1,7 @@
 """scripts/stack-depths.py on traces of known depths: gen_trace's stacks have DEPTH frames and
 its header a limit of 64, so a trace made with DEPTH 64 has every stack at the limit and one
-made with DEPTH 5 none; a trace that cannot be read exits 2 with its reason."""
+made with DEPTH 5 none; a trace that cannot be read, or a dump that is not JSON lines, exits
+2 with its reason."""
 import argparse
 import os
 import re
@@ -52,6 +53,16 @@ p = subprocess.run([sys.executable, args.script, "--cli", args.cli, missing],
                    capture_output=True, text=True)
 if p.returncode != 2 or "cannot open" not in p.stderr or p.stdout:
     failures.append("missing trace: rc %d, stdout %r, stderr %r" % (p.returncode, p.stdout, p.stderr))
+
+# A "dump" that is not JSON lines (another program given as --cli): no traceback, exit 2.
+fake = os.path.join(args.workdir, "not_a_dump.sh")
+with open(fake, "w") as f:
+    f.write("#!/bin/sh\necho 'not json'\n")
+os.chmod(fake, 0o755)
+p = subprocess.run([sys.executable, args.script, "--cli", fake, missing],
+                   capture_output=True, text=True)
+if p.returncode != 2 or "unreadable dump" not in p.stderr or "Traceback" in p.stderr:
+    failures.append("not a dump: rc %d, stderr %r" % (p.returncode, p.stderr))
 
 for f in failures:
     print("FAIL:", f)
