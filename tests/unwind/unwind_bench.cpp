@@ -158,7 +158,7 @@ void run(benchmark::State& state, bool cached, Pattern pattern) {
         gmt_unwind_test::recurseAlternating(static_cast<int>(c.depth), alternatingStep, &c);
     } else if (pattern == Pattern::SteadyEvicted) {
         g_evict_bytes = static_cast<uint64_t>(state.range(1)) << 10;
-        g_evict.assign(g_evict_bytes / sizeof(uint64_t) + 8, 0);
+        g_evict.assign(g_evict_bytes / sizeof(uint64_t), 0);
         gmt_unwind_test::recurse(static_cast<int>(c.depth), evictedLeaf, &c);
     } else {
         gmt_unwind_test::recurse(static_cast<int>(c.depth), steadyLeaf, &c);
