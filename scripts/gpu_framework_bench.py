@@ -70,11 +70,23 @@ ALL_COLUMNS = [
     ("torch_all", "PyTorch history stacks=all", ["--history", "all"], None),
     ("no_python", "gpumemtrace no Python frames", [], {"GPUMEMTRACE_PYTHON": "0"}),
     ("no_native", "gpumemtrace no native stacks", [], {"GPUMEMTRACE_STACK_DEPTH": "0"}),
+    ("no_stacks", "gpumemtrace no stacks", [],
+     {"GPUMEMTRACE_STACK_DEPTH": "0", "GPUMEMTRACE_PYTHON": "0"}),
     ("no_blocks", "gpumemtrace no block events", [], {"GPUMEMTRACE_CACHING_ALLOCATOR": "0"}),
 ]
 if os.environ.get("FRAMEWORK_BENCH_BASELINE"):
     ALL_COLUMNS.append(("baseline", "baseline library defaults", [],
                         {"LD_PRELOAD": os.environ["FRAMEWORK_BENCH_BASELINE"]}))
+
+# What each part of the recorder costs: the columns that differ by that part alone, one
+# switched off after another, compared round by round (PARTS' figures are paired ratios:
+# the host's drift between rounds, which moves every column alike, cancels).
+PARTS = [
+    ("native stacks", "traced", "no_native"),
+    ("Python frames", "no_native", "no_stacks"),
+    ("block events, without stacks", "no_stacks", "no_blocks"),
+    ("the library without block events", "no_blocks", "plain"),
+]
 
 
 def chosen_columns(columns, wanted):
@@ -380,6 +392,22 @@ def perf_profile(env, worker, shape, steps, tmp, key="traced"):
             "top_symbols": symbols, "samples_by_comm_dso": rows[:12]}, None
 
 
+def part_costs(got):
+    """PARTS whose two columns both ran: the per-round ratio of the first column's ms/step
+    to the second's, over the rounds where both answered."""
+    out = {}
+    for name, with_key, without_key in PARTS:
+        if with_key not in got or without_key not in got:
+            continue
+        ratios = [a["ms_per_step"] / b["ms_per_step"]
+                  for a, b in zip(got[with_key], got[without_key]) if a and b]
+        if ratios:
+            out[name] = {"columns": [with_key, without_key], "rounds": len(ratios),
+                         "ratio_median": statistics.median(ratios),
+                         "ratio_median_ci90": median_ci(ratios), "ratio_iqr": spread(ratios)}
+    return out
+
+
 def fmt_ratio(s):
     lo, hi = s["ratio_iqr"]
     clo, chi = s["ratio_median_ci90"]
@@ -420,6 +448,20 @@ def markdown(result):
                              f"{c['ms_max']:.3f} | {c['ratio_median']:.3f} | "
                              f"{c['ratio_iqr'][0]:.3f}-{c['ratio_iqr'][1]:.3f} | "
                              f"{c['ratio_min']:.3f}-{c['ratio_max']:.3f} |")
+    costs = [(shape, name, c) for shape, r in result["shapes"].items()
+             for name, c in r.get("parts", {}).items()]
+    if costs:
+        lines += ["", "What each part costs: per round, the column with it over the column "
+                  "without it (median, its 90 % interval, IQR).", "",
+                  "| shape | part | columns | rounds | ratio | median interval | IQR |",
+                  "|---|---|---|---:|---:|---:|---:|"]
+        heads = result["columns"]
+        for shape, name, c in costs:
+            a, b = c["columns"]
+            lines.append(f"| {shape} | {name} | {heads[a]} / {heads[b]} | {c['rounds']} | "
+                         f"{c['ratio_median']:.3f} | {c['ratio_median_ci90'][0]:.3f}-"
+                         f"{c['ratio_median_ci90'][1]:.3f} | {c['ratio_iqr'][0]:.3f}-"
+                         f"{c['ratio_iqr'][1]:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -438,6 +480,10 @@ def report_shape(row, shape, r, heads, failures):
     parts += [f"{heads[k]} failed: {failures[k][:150]}" for k in heads if k in failures]
     row(f"framework bench {shape}: {SHAPES[shape]} ({r['rounds']} interleaved rounds x "
         f"{r['steps']} steps)", None, "; ".join(parts))
+    if r.get("parts"):
+        row(f"framework bench {shape}: what each part costs (paired ratio of the columns with "
+            f"and without it)", None,
+            "; ".join(f"{name} {fmt_ratio(c)}" for name, c in r["parts"].items()))
     if "traced" not in s:
         return
     t = s["traced"]["ratio_median"]
@@ -491,7 +537,7 @@ def check_framework_bench(env, row, runs, dry_run=False):
                 r["error"] = str(exc)
                 row(f"framework bench {shape}", False, str(exc)[:300])
                 continue
-            r.update(steps=steps, rounds=rounds, columns=summarize(got))
+            r.update(steps=steps, rounds=rounds, columns=summarize(got), parts=part_costs(got))
             c = counted.get(shape, {})
             r["events_per_step"] = c.get("events_per_step")
             r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
@@ -560,6 +606,8 @@ def check_dry_run(env, row):
     pairs = result.get("stand_in_pairs") or {}
     named = {k for k in os.environ.get("FRAMEWORK_BENCH_COLUMNS", "").split(",") if k}
     expected = ({"plain"} | named) if named else {k for k, _, _, _ in ALL_COLUMNS}
+    # A part is costed exactly when both of its columns ran.
+    expected_parts = {name for name, a, b in PARTS if {a, b} <= expected}
     for shape, r in result["shapes"].items():
         rounds = {k: c["rounds"] for k, c in r.get("columns", {}).items()}
         row(f"dry run {shape}: events counted in the trace, every column every round",
@@ -567,6 +615,10 @@ def check_dry_run(env, row):
             set(rounds) == expected and set(rounds.values()) == {r.get("rounds")},
             f"{r.get('events_per_step')} events per step for {pairs.get(shape)} pairs; "
             f"rounds per column {rounds}")
+        costed = {name: c["rounds"] for name, c in r.get("parts", {}).items()}
+        row(f"dry run {shape}: each part costed from its two columns, every round",
+            set(costed) == expected_parts and
+            set(costed.values()) <= {r.get("rounds")}, f"parts {costed}")
 
 
 def main():
