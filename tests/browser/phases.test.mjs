@@ -75,20 +75,25 @@ test("zoomed in, hovering a nested phase's mark names its path and thread", asyn
   // Where the first nested mark's handle is, and how far the nearest other phase mark's is.
   const where = () =>
     page.$eval(target, (m) => {
-      const x = (e) => e.querySelector(".gmt-handle").getBoundingClientRect().x;
+      const x = (e) => { const r = e.querySelector(".gmt-handle").getBoundingClientRect(); return r.x + r.width / 2; };
       const others = [...document.querySelectorAll(".gmt-marker.phase")].filter((o) => o !== m && !o.hidden);
-      return { x: x(m), gap: Math.min(...others.map((o) => Math.abs(x(o) - x(m)))) };
+      // Finite even when no other mark is in view: Infinity would come back as null.
+      return { x: x(m), gap: Math.min(1e9, ...others.map((o) => Math.abs(x(o) - x(m)))) };
     });
   // The marks of one step are microseconds apart: zoom in on it, as a person would, until
-  // its handles stand apart.
+  // its handles stand apart. The wheel zooms around the pointer, which pushes whatever is
+  // beside it further away with every turn: the pointer sits a few pixels left of the mark
+  // (never on the far side, where a mark a few pixels from the plot's left edge, as the
+  // first step's can be, would be pushed out of the chart), and inside the plot.
   const over = await (await page.$("#gmt-chart-device-0 .u-over")).boundingBox();
+  const inside = (x) => Math.min(Math.max(x, over.x + 1), over.x + over.width - 1);
   for (let i = 0; i < 80 && (await where()).gap < 14; i++) {
     const width = await page.evaluate(() => { const x = GMT.timeline.charts[0].plot.scales.x; return x.max - x.min; });
-    await page.mouse.move((await where()).x + 5, over.y + over.height / 2);
+    await page.mouse.move(inside((await where()).x - 3), over.y + over.height / 2);
     await page.mouse.wheel({ deltaY: -100 });
     await page.waitForFunction((w) => { const x = GMT.timeline.charts[0].plot.scales.x; return x.max - x.min < w; }, {}, width);
   }
-  assert.ok((await where()).gap >= 14, "zoomed in, the marks stand apart");
+  assert.ok((await where()).gap >= 14, "zoomed in, no other mark within 14 px of it");
   await (await page.$(target + " .gmt-handle")).hover();
   await page.waitForFunction(() => !document.getElementById("gmt-tooltip").hidden);
   const tip = await page.$eval("#gmt-tooltip", (t) => t.textContent);
