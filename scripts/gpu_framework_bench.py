@@ -323,6 +323,13 @@ def median_ci(values, resamples=2000, level=0.9):
     return medians[tail], medians[resamples - 1 - tail]
 
 
+def ratio_stats(ratios):
+    """Per-round ratios, their median with its interval, their IQR and range."""
+    return {"ratios": ratios, "ratio_median": statistics.median(ratios),
+            "ratio_iqr": spread(ratios), "ratio_median_ci90": median_ci(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios)}
+
+
 def summarize(got):
     plain = [a["ms_per_step"] for a in got["plain"]]
     out = {}
@@ -335,10 +342,7 @@ def summarize(got):
         tensor = [a["tensor_events_per_step"] for a in answers if a is not None]
         out[key] = {"rounds": len(pairs), "ms_per_step": ms,
                     "ms_median": statistics.median(ms), "ms_min": min(ms), "ms_max": max(ms),
-                    "ratios": ratios, "ratio_median": statistics.median(ratios),
-                    "ratio_iqr": spread(ratios), "ratio_median_ci90": median_ci(ratios),
-                    "ratio_min": min(ratios),
-                    "ratio_max": max(ratios),
+                    **ratio_stats(ratios),
                     "wall_ms_median": statistics.median(
                         a["wall_ms_per_step"] for a in answers if a is not None),
                     "tensor_events_per_step": tensor[0] if tensor else None}
@@ -403,8 +407,7 @@ def part_costs(got):
                   for a, b in zip(got[with_key], got[without_key]) if a and b]
         if ratios:
             out[name] = {"columns": [with_key, without_key], "rounds": len(ratios),
-                         "ratio_median": statistics.median(ratios),
-                         "ratio_median_ci90": median_ci(ratios), "ratio_iqr": spread(ratios)}
+                         **ratio_stats(ratios)}
     return out
 
 
@@ -455,10 +458,10 @@ def markdown(result):
                   "without it (median, its 90 % interval, IQR).", "",
                   "| shape | part | columns | rounds | ratio | median interval | IQR |",
                   "|---|---|---|---:|---:|---:|---:|"]
-        heads = result["columns"]
+        heading = dict(columns)
         for shape, name, c in costs:
             a, b = c["columns"]
-            lines.append(f"| {shape} | {name} | {heads[a]} / {heads[b]} | {c['rounds']} | "
+            lines.append(f"| {shape} | {name} | {heading[a]} / {heading[b]} | {c['rounds']} | "
                          f"{c['ratio_median']:.3f} | {c['ratio_median_ci90'][0]:.3f}-"
                          f"{c['ratio_median_ci90'][1]:.3f} | {c['ratio_iqr'][0]:.3f}-"
                          f"{c['ratio_iqr'][1]:.3f} |")
