@@ -153,6 +153,52 @@ for (const width of [1400, 480]) {
   });
 }
 
+// tests/browser/crafted_traces.cpp's killed run: a phase marked and one pushed before the
+// first allocation, a failed allocation its last event, no trailer. The marks' times are
+// read from the trace's dump, not from the report.
+test("a run killed after a failure: every mark is on the chart, the phases before its first allocation too", async () => {
+  const killed = readManifest().killed;
+  const facts = readDump(killed.dump);
+  const phases = facts.filter((r) => r.record === "phase").map((r) => r.time_ns);
+  const failure = firstFailure(facts).failure;
+  const firstAlloc = Math.min(...events(facts).filter((e) => e.event === "alloc" && e.result === 0).map((e) => e.time_ns));
+  assert.equal(phases.length, 2);
+  assert.ok(phases.every((t) => t < firstAlloc), "both phases come before the first allocation");
+  assert.equal(Math.max(...events(facts).map((e) => e.time_ns)), failure.time_ns, "the failure is the last event");
+  const o = await openReport(opened.browser, killed.html);
+  assert.deepEqual(o.problems, []);
+  const marks = () =>
+    o.page.$$eval("#gmt-chart-device-0 .gmt-marker", (ms) =>
+      ms.map((m) => ({ cls: m.className, time_ns: Number(m.dataset.timeNs), hidden: m.hidden, left: parseFloat(m.style.left), width: m.parentElement.clientWidth }))
+    );
+  const check = async (where) => {
+    const drawn = await marks();
+    assert.deepEqual(drawn.filter((m) => m.cls.includes("phase")).map((m) => m.time_ns).sort(), [...phases].sort(), where);
+    assert.deepEqual(drawn.filter((m) => m.cls.includes("failure")).map((m) => m.time_ns), [failure.time_ns], where);
+    for (const m of drawn) assert.ok(!m.hidden && m.left >= 0 && m.left <= m.width, `${where}: the ${m.cls} at ${m.time_ns} is inside the chart (left ${m.left} of ${m.width})`);
+    return drawn;
+  };
+  const drawn = await check("as opened");
+  // Nothing was live before the first allocation: the chart is at 0 bytes there.
+  const before = await o.page.evaluate((ts) => {
+    const c = GMT.timeline.charts[0];
+    const top = c.cumulative[c.cumulative.length - 1];
+    return ts.map((t) => top[c.xs.indexOf(t - c.ctx.origin)]);
+  }, phases);
+  assert.deepEqual(before, [0, 0]);
+  assert.ok(drawn.find((m) => m.time_ns === Math.min(...phases)).left < drawn.find((m) => m.cls.includes("peak")).left);
+  // Zoomed in, the first mark leaves the chart; the reset brings every mark back.
+  const over = await (await o.page.$("#gmt-chart-device-0 .u-over")).boundingBox();
+  await o.page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+  for (let i = 0; i < 3; i++) await o.page.mouse.wheel({ deltaY: -100 });
+  await o.page.waitForFunction(() => document.querySelector("#gmt-chart-device-0 .gmt-marker.phase").hidden);
+  await o.page.click("#gmt-timeline .gmt-zoom-reset");
+  await o.page.waitForFunction(() => !document.querySelector("#gmt-chart-device-0 .gmt-marker.phase").hidden);
+  await check("after the zoom is reset");
+  await screenshot(o.page, "#gmt-timeline", "timeline-killed");
+  await o.page.close();
+});
+
 test("sections with nothing to show are hidden, with their links", async () => {
   const sections = await page.$$eval("main > section", (ss) =>
     ss.map((s) => ({ id: s.id, hidden: s.hidden, link: document.querySelector(`.gmt-nav a[href='#${s.id}']`).hidden }))

@@ -177,6 +177,7 @@
       const name = dev.name || "";
       host.append(el("h3", { text: "Device " + device + (name ? " · " + name : "") }), toolbar, this.box);
       this.width = Math.max(host.clientWidth - 20, 320);
+      this.marks = this.markSpecs();
       this.build();
       this.fullRange = [this.xs.length ? this.xs[0] : 0, this.xs.length ? this.xs[this.xs.length - 1] : 1];
     }
@@ -194,7 +195,10 @@
       this.xLabels = this.markers = this.capacityLine = null; // the old plot's, gone with it
       const series = this.view === "site" ? this.bySite : this.byKind;
       const pinned = this.pinned;
-      const xs = unionTimes(...series.map((s) => s.times), pinned ? pinned.times : []);
+      // The marks' times are on the axis too: a phase pushed before the first allocation, or
+      // a failure after the last change of a run that was killed, is no change of live bytes,
+      // and would otherwise lie outside the chart, hidden.
+      const xs = unionTimes(...series.map((s) => s.times), pinned ? pinned.times : [], this.marks.map((m) => m.x));
       const own = series.map((s) => holdAt(xs, s.times, s.values));
       // Stacked: series k is drawn as the sum of series 0..k, the top one first so that
       // each lower sum paints over it.
@@ -332,8 +336,9 @@
       }
     }
 
-    // The markers as elements over the plot, so they can be hovered (and tested).
-    makeMarkers() {
+    // What is marked on the chart: the peak, each failed allocation and each phase, with
+    // its time relative to the origin (x).
+    markSpecs() {
       const r = this.ctx.report;
       const o = this.ctx.origin;
       const pid = this.ctx.pid;
@@ -361,7 +366,13 @@
           }
         }
       }
-      return marks.map((m) => {
+      for (const m of marks) m.x = Number(m.t) - o;
+      return marks;
+    }
+
+    // The markers as elements over the plot, so they can be hovered (and tested).
+    makeMarkers() {
+      return this.marks.map((m) => {
         const handle = el("span", { class: "gmt-handle" });
         const label = m.label ? el("span", { class: "gmt-label", text: m.label }) : null;
         if (label && m.depth) label.style.top = 10 + 13 * m.depth + "px"; // nested: a row lower
@@ -375,7 +386,7 @@
         handle.addEventListener("mousemove", (e) => GMT.dom.tooltip.show([m.text], e));
         handle.addEventListener("mouseleave", () => GMT.dom.tooltip.hide());
         this.plot.over.append(div);
-        return { div, x: Number(m.t) - o };
+        return { div, x: m.x };
       });
     }
 
