@@ -16,13 +16,24 @@ short block of each shape, and the events between the marks are counted in its d
 PyTorch's own counters (memory_stats: blocks and segments allocated and freed) are given
 beside them.
 
+How many rounds: at least FRAMEWORK_BENCH_ROUNDS, then more until the 90 % interval of the
+defaults' median ratio is at most FRAMEWORK_BENCH_PRECISION wide, the shape's share of the
+budget is spent, or FRAMEWORK_BENCH_MAX_ROUNDS are done. A GPU-bound shape settles in its
+first rounds; a CPU-bound one, whose blocks the host's drift moves most, gets the rounds.
+Shapes are measured in ascending order of events per second (counted first), so that the
+time a settled shape leaves goes to those after it; the tables keep the order asked.
+
 Settings (environment; also flags when run alone):
-  FRAMEWORK_BENCH_ROUNDS     rounds (default: --runs of gpu_validate.py, at least 9)
+  FRAMEWORK_BENCH_ROUNDS     rounds at least (default: --runs of gpu_validate.py, at least 9)
+  FRAMEWORK_BENCH_MAX_ROUNDS rounds at most (default 400; FRAMEWORK_BENCH_ROUNDS when only
+                             that is set: exactly that many)
+  FRAMEWORK_BENCH_PRECISION  stop a shape once the defaults' median interval is this narrow
+                             (default 0.02: 1.040-1.060)
   FRAMEWORK_BENCH_STEPS      steps per timed block, e.g. "mlp=2000,conv=150,transformer=40"
                              (default: as many as take FRAMEWORK_BENCH_BLOCK_S plain)
-  FRAMEWORK_BENCH_BLOCK_S    seconds of plain steps per timed block (default 0.8)
+  FRAMEWORK_BENCH_BLOCK_S    seconds of plain steps per timed block (default 0.25)
   FRAMEWORK_BENCH_BUDGET_S   seconds the whole group may take; rounds stop early, and say
-                             so, rather than run past it (default 330)
+                             so, rather than run past it (default 420)
   FRAMEWORK_BENCH_SHAPES     shapes to run (default "mlp,conv,transformer")
   FRAMEWORK_BENCH_PERF       0: no perf profile; N > 1: the profile covers N blocks
   FRAMEWORK_BENCH_HISTORY_ENTRIES  max_entries of PyTorch's history (default 100000)
@@ -168,10 +179,17 @@ class Settings:
     def __init__(self, runs, dry_run):
         get = os.environ.get
         self.rounds = int(get("FRAMEWORK_BENCH_ROUNDS", max(runs, 3 if dry_run else 9)))
+        # Rounds asked for by number alone are exactly that many (the commands of
+        # docs/performance.md); otherwise rounds go on until the figure is precise.
+        fixed = "FRAMEWORK_BENCH_ROUNDS" in os.environ and \
+            "FRAMEWORK_BENCH_MAX_ROUNDS" not in os.environ
+        self.max_rounds = max(self.rounds, int(get(
+            "FRAMEWORK_BENCH_MAX_ROUNDS", self.rounds if fixed else 8 if dry_run else 400)))
+        self.precision = float(get("FRAMEWORK_BENCH_PRECISION", "0.02"))
         self.steps = dict(kv.split("=") for kv in get("FRAMEWORK_BENCH_STEPS", "").split(",")
                           if kv)
-        self.block_s = float(get("FRAMEWORK_BENCH_BLOCK_S", "0.05" if dry_run else "0.8"))
-        self.budget_s = float(get("FRAMEWORK_BENCH_BUDGET_S", "120" if dry_run else "330"))
+        self.block_s = float(get("FRAMEWORK_BENCH_BLOCK_S", "0.05" if dry_run else "0.25"))
+        self.budget_s = float(get("FRAMEWORK_BENCH_BUDGET_S", "120" if dry_run else "420"))
         self.shapes = [s for s in get("FRAMEWORK_BENCH_SHAPES", ",".join(SHAPES)).split(",")
                        if s]
         # 0: no profile; N: a profile of N blocks.
@@ -266,8 +284,37 @@ def spread(values):
     return q[0], q[2]
 
 
+def measuring_order(shapes, counted):
+    """The shapes in ascending order of the events per second counted (those not counted
+    last, each group as asked): the fewer events a second, the nearer plain and the sooner
+    settled, and what a shape leaves of its share goes to the shapes after it."""
+    def rate(shape):
+        c = counted.get(shape)
+        if not c or not c.get("block_ns"):
+            return math.inf
+        return c["events_per_step"] * COUNT_STEPS / c["block_ns"]
+    return sorted(shapes, key=rate)
+
+
+def settled(got, precision):
+    """Whether the defaults' median ratio to plain is known to `precision`: its 90 %
+    interval (median_ci, as reported) at most that wide. Without the defaults' column, the
+    first other column's."""
+    keys = [k for k in got if k != "plain"]
+    if not keys:
+        return True
+    key = "traced" if "traced" in got else keys[0]
+    ratios = [a["ms_per_step"] / p["ms_per_step"] for a, p in zip(got[key], got["plain"])
+              if a is not None]
+    if len(ratios) < 2:
+        return False
+    low, high = median_ci(ratios)
+    return high - low <= precision
+
+
 def measure_shape(shape, workers, settings, shape_deadline, failures):
-    """Interleaved rounds of one shape: {column: [per-round answers]}, steps, rounds."""
+    """Interleaved rounds of one shape: {column: [per-round answers]}, steps, rounds, and
+    why the rounds stopped."""
     live = {k: w for k, w in workers.items() if k not in failures}
 
     def warm_up(steps):
@@ -288,8 +335,13 @@ def measure_shape(shape, workers, settings, shape_deadline, failures):
     got = {k: [] for k in live}
     order = list(live)
     round_s = 0.0
-    for i in range(settings.rounds):
+    stopped = f"{settings.max_rounds} rounds, the most asked"
+    for i in range(settings.max_rounds):
+        if i >= settings.rounds and settled(got, settings.precision):
+            stopped = f"settled: the median's interval at most {settings.precision:g} wide"
+            break
         if i and time.monotonic() + round_s > shape_deadline:
+            stopped = "the shape's share of the budget spent"
             break
         t0 = time.monotonic()
         answers = {}
@@ -303,12 +355,13 @@ def measure_shape(shape, workers, settings, shape_deadline, failures):
                 failures[key] = str(exc)
         round_s = time.monotonic() - t0
         if "plain" not in answers:  # nothing to compare the round with
+            stopped = "the plain worker failed"
             break
         for key, v in got.items():
             v.append(answers.get(key))
     if not got["plain"]:
         raise WorkerFailed(f"plain worker: {failures.get('plain')}")
-    return got, steps, len(got["plain"])
+    return got, steps, len(got["plain"]), stopped
 
 
 def median_ci(values, resamples=2000, level=0.9):
@@ -432,7 +485,7 @@ def markdown(result):
     for shape, r in result["shapes"].items():
         s = r.get("columns", {})
         if "plain" not in s:
-            lines.append(f"| {shape} | failed: {r.get('error', '')[:120]} |")
+            lines.append(f"| {shape} | failed: {r.get('error', 'not measured')[:120]} |")
             continue
         p = s["plain"]
         ev = r.get("events_per_step")
@@ -441,6 +494,9 @@ def markdown(result):
         lines.append(f"| {shape} | {r['rounds']} x {r['steps']} | {ev if ev else '-'} | {rate} | "
                      f"{p['ms_median']:.3f} ({p['ms_min']:.3f}-{p['ms_max']:.3f}) | "
                      + " | ".join(cells) + " |")
+    stops = [f"{shape}: {r['stopped']}" for shape, r in result["shapes"].items() if "stopped" in r]
+    if stops:
+        lines += ["", "Rounds stopped (" + "; ".join(stops) + ")."]
     lines += ["", "| shape | column | ms/step median | min-max | x plain median | IQR | "
               "min-max |", "|---|---|---:|---:|---:|---:|---:|"]
     for shape, r in result["shapes"].items():
@@ -481,6 +537,7 @@ def report_shape(row, shape, r, heads, failures):
              f"{s['plain']['ms_max']:.3f})"]
     parts += [f"{heads[k]} {fmt_ratio(s[k])}" for k in heads if k != "plain" and k in s]
     parts += [f"{heads[k]} failed: {failures[k][:150]}" for k in heads if k in failures]
+    parts.append(f"rounds stopped: {r['stopped']}")
     row(f"framework bench {shape}: {SHAPES[shape]} ({r['rounds']} interleaved rounds x "
         f"{r['steps']} steps)", None, "; ".join(parts))
     if r.get("parts"):
@@ -528,19 +585,23 @@ def check_framework_bench(env, row, runs, dry_run=False):
             counted = {}
             row("framework bench: events per step from the trace", False, repr(exc)[:300])
         profiles = {}
-        for n, shape in enumerate(settings.shapes):
+        for shape in settings.shapes:  # the tables' order: as asked
+            result["shapes"][shape] = {"title": SHAPES[shape]}
+        order = measuring_order(settings.shapes, counted)
+        for n, shape in enumerate(order):
             perf_reserve = 15 if settings.perf else 0
-            left = deadline - time.monotonic() - perf_reserve * (len(settings.shapes) - n)
-            shape_deadline = time.monotonic() + left / (len(settings.shapes) - n)
-            r = result["shapes"][shape] = {"title": SHAPES[shape]}
+            left = deadline - time.monotonic() - perf_reserve * (len(order) - n)
+            shape_deadline = time.monotonic() + left / (len(order) - n)
+            r = result["shapes"][shape]
             try:
-                got, steps, rounds = measure_shape(shape, workers, settings, shape_deadline,
-                                                   failures)
+                got, steps, rounds, stopped = measure_shape(shape, workers, settings,
+                                                            shape_deadline, failures)
             except WorkerFailed as exc:
                 r["error"] = str(exc)
                 row(f"framework bench {shape}", False, str(exc)[:300])
                 continue
-            r.update(steps=steps, rounds=rounds, columns=summarize(got), parts=part_costs(got))
+            r.update(steps=steps, rounds=rounds, stopped=stopped, columns=summarize(got),
+                     parts=part_costs(got))
             c = counted.get(shape, {})
             r["events_per_step"] = c.get("events_per_step")
             r["events_by_type"] = {k: v / COUNT_STEPS for k, v in c.get("by_event", {}).items()}
@@ -622,6 +683,34 @@ def check_dry_run(env, row):
         row(f"dry run {shape}: each part costed from its two columns, every round",
             set(costed) == expected_parts and
             set(costed.values()) <= {r.get("rounds")}, f"parts {costed}")
+        stop_ok, why = stop_replayed(result["settings"], r)
+        row(f"dry run {shape}: the rounds stopped where the rule says", stop_ok, why)
+
+
+def stop_replayed(settings, r):
+    """The stopping rule replayed on the rounds kept: (whether the shape stopped where the
+    rule says, what was seen). "settled" must be the first round count from the least on
+    whose interval is narrow enough; "the most asked" must have no such count before it."""
+    low, high = settings["rounds"], settings["max_rounds"]
+    key = "traced" if "traced" in r.get("columns", {}) else next(
+        (k for k in r.get("columns", {}) if k != "plain"), None)
+    n, stopped = r.get("rounds", 0), r.get("stopped", "")
+    if key is None:
+        return False, f"no column beside plain; {n} rounds, stopped: {stopped}"
+    ratios = r["columns"][key]["ratios"]
+
+    def width(m):
+        lo, hi = median_ci(ratios[:m])
+        return hi - lo
+
+    first = next((m for m in range(max(low, 2), min(high, len(ratios)) + 1)
+                  if width(m) <= settings["precision"]), None)
+    seen = f"{n} rounds (least {low}, most {high}), stopped: {stopped}; first settled: {first}"
+    if stopped.startswith("settled"):
+        return first == n, seen
+    if stopped.startswith(f"{high} rounds"):
+        return n == high and (first is None or first >= high), seen
+    return stopped == "the shape's share of the budget spent" and low <= n < high, seen
 
 
 def main():
@@ -629,7 +718,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="exactly this many rounds (FRAMEWORK_BENCH_ROUNDS)")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
