@@ -296,14 +296,19 @@ def measuring_order(shapes, counted):
     return sorted(shapes, key=rate)
 
 
+def stop_column(keys):
+    """The column whose precision stops a shape's rounds: the defaults, else the first
+    column beside plain; None when plain ran alone."""
+    others = [k for k in keys if k != "plain"]
+    return "traced" if "traced" in others else next(iter(others), None)
+
+
 def settled(got, precision):
-    """Whether the defaults' median ratio to plain is known to `precision`: its 90 %
-    interval (median_ci, as reported) at most that wide. Without the defaults' column, the
-    first other column's."""
-    keys = [k for k in got if k != "plain"]
-    if not keys:
+    """Whether the stopping column's median ratio to plain is known to `precision`: its
+    90 % interval (median_ci, as reported) at most that wide."""
+    key = stop_column(got)
+    if key is None:
         return True
-    key = "traced" if "traced" in got else keys[0]
     ratios = [a["ms_per_step"] / p["ms_per_step"] for a, p in zip(got[key], got["plain"])
               if a is not None]
     if len(ratios) < 2:
@@ -692,8 +697,7 @@ def stop_replayed(settings, r):
     rule says, what was seen). "settled" must be the first round count from the least on
     whose interval is narrow enough; "the most asked" must have no such count before it."""
     low, high = settings["rounds"], settings["max_rounds"]
-    key = "traced" if "traced" in r.get("columns", {}) else next(
-        (k for k in r.get("columns", {}) if k != "plain"), None)
+    key = stop_column(r.get("columns", {}))
     n, stopped = r.get("rounds", 0), r.get("stopped", "")
     if key is None:
         return False, f"no column beside plain; {n} rounds, stopped: {stopped}"
