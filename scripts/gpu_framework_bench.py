@@ -296,6 +296,13 @@ def measuring_order(shapes, counted):
     return sorted(shapes, key=rate)
 
 
+# Why a shape's rounds stopped (`stopped` in the JSON); the dry run replays the rule on them.
+STOP_SETTLED = "settled: the median's interval at most {precision:g} wide"
+STOP_MOST = "{rounds} rounds, the most asked"
+STOP_BUDGET = "the shape's share of the budget spent"
+STOP_PLAIN_FAILED = "the plain worker failed"
+
+
 def stop_column(keys):
     """The column whose precision stops a shape's rounds: the defaults, else the first
     column beside plain; None when plain ran alone."""
@@ -309,8 +316,7 @@ def settled(got, precision):
     key = stop_column(got)
     if key is None:
         return True
-    ratios = [a["ms_per_step"] / p["ms_per_step"] for a, p in zip(got[key], got["plain"])
-              if a is not None]
+    ratios = paired_ratios(got, key, "plain")
     if len(ratios) < 2:
         return False
     low, high = median_ci(ratios)
@@ -340,13 +346,13 @@ def measure_shape(shape, workers, settings, shape_deadline, failures):
     got = {k: [] for k in live}
     order = list(live)
     round_s = 0.0
-    stopped = f"{settings.max_rounds} rounds, the most asked"
+    stopped = STOP_MOST.format(rounds=settings.max_rounds)
     for i in range(settings.max_rounds):
         if i >= settings.rounds and settled(got, settings.precision):
-            stopped = f"settled: the median's interval at most {settings.precision:g} wide"
+            stopped = STOP_SETTLED.format(precision=settings.precision)
             break
         if i and time.monotonic() + round_s > shape_deadline:
-            stopped = "the shape's share of the budget spent"
+            stopped = STOP_BUDGET
             break
         t0 = time.monotonic()
         answers = {}
@@ -360,7 +366,7 @@ def measure_shape(shape, workers, settings, shape_deadline, failures):
                 failures[key] = str(exc)
         round_s = time.monotonic() - t0
         if "plain" not in answers:  # nothing to compare the round with
-            stopped = "the plain worker failed"
+            stopped = STOP_PLAIN_FAILED
             break
         for key, v in got.items():
             v.append(answers.get(key))
@@ -388,17 +394,21 @@ def ratio_stats(ratios):
             "ratio_min": min(ratios), "ratio_max": max(ratios)}
 
 
+def paired_ratios(got, key, over):
+    """Column `key`'s ms/step over column `over`'s, round by round, where both answered."""
+    return [a["ms_per_step"] / b["ms_per_step"] for a, b in zip(got[key], got[over])
+            if a is not None and b is not None]
+
+
 def summarize(got):
-    plain = [a["ms_per_step"] for a in got["plain"]]
     out = {}
     for key, answers in got.items():
-        pairs = [(a["ms_per_step"], p) for a, p in zip(answers, plain) if a is not None]
-        if not pairs:
+        ms = [a["ms_per_step"] for a in answers if a is not None]
+        if not ms:
             continue
-        ms = [m for m, _ in pairs]
-        ratios = [m / p for m, p in pairs]
+        ratios = paired_ratios(got, key, "plain")  # plain answered every round kept
         tensor = [a["tensor_events_per_step"] for a in answers if a is not None]
-        out[key] = {"rounds": len(pairs), "ms_per_step": ms,
+        out[key] = {"rounds": len(ms), "ms_per_step": ms,
                     "ms_median": statistics.median(ms), "ms_min": min(ms), "ms_max": max(ms),
                     **ratio_stats(ratios),
                     "wall_ms_median": statistics.median(
@@ -461,8 +471,7 @@ def part_costs(got):
     for name, with_key, without_key in PARTS:
         if with_key not in got or without_key not in got:
             continue
-        ratios = [a["ms_per_step"] / b["ms_per_step"]
-                  for a, b in zip(got[with_key], got[without_key]) if a and b]
+        ratios = paired_ratios(got, with_key, without_key)
         if ratios:
             out[name] = {"columns": [with_key, without_key], "rounds": len(ratios),
                          **ratio_stats(ratios)}
@@ -710,11 +719,11 @@ def stop_replayed(settings, r):
     first = next((m for m in range(max(low, 2), min(high, len(ratios)) + 1)
                   if width(m) <= settings["precision"]), None)
     seen = f"{n} rounds (least {low}, most {high}), stopped: {stopped}; first settled: {first}"
-    if stopped.startswith("settled"):
+    if stopped == STOP_SETTLED.format(precision=settings["precision"]):
         return first == n, seen
-    if stopped.startswith(f"{high} rounds"):
+    if stopped == STOP_MOST.format(rounds=high):
         return n == high and (first is None or first >= high), seen
-    return stopped == "the shape's share of the budget spent" and low <= n < high, seen
+    return stopped == STOP_BUDGET and low <= n < high, seen
 
 
 def main():

@@ -37,8 +37,9 @@ void killed(const std::string& dir) {
     b.header(TraceBuilder::defaultHeader()).device(TraceBuilder::defaultDevice(0));
     b.stack(1, {0x401000, 0x402000}).stack(3, {0x403000, 0x402000});
     b.phase(1 * ms, "setup").push(2 * ms, "train", 100);
-    for (uint64_t i = 0; i < 8; ++i)
+    for (uint64_t i = 0; i < 8; ++i) {
         b.event(Ev::alloc((10 + i) * ms, 0x7f0000000000 + i * 64 * MiB, 64 * MiB));
+    }
     b.event(
         Ev::failed(40 * ms, 8192 * MiB, 2 /* cudaErrorMemoryAllocation */, 512 * MiB, 80ull << 30));
     b.write(dir + "/killed.gmtrace");
