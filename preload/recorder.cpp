@@ -394,10 +394,10 @@ inline void Recorder::stamp(format::Event& e, Session* s, bool with_stack) {
         python_.read(python);
         StackTable::Origin origin;
         origin.site = site;
-        const uint32_t native = config_.stack_depth > 0
-                                    ? captureStack(words, config_.stack_depth, site,
-                                                   python::PythonStacks::hint(python), &origin.way)
-                                    : 0;
+        const uint32_t native =
+            config_.stack_depth > 0
+                ? captureStack(words, config_.stack_depth, site, python.hint, &origin.way)
+                : 0;
         origin.native = native;
         const uint32_t depth = python_.place(python, words, native, &Recorder::emitPythonCode, s);
         e.stack_id = stacks_.intern(words, depth, &Recorder::emitStack, s, origin);

@@ -9,11 +9,15 @@ three modes, interleaved over ROUNDS rounds (each round runs every mode and F on
     native  LD_PRELOAD=libgpumemtrace.so, GPUMEMTRACE_PYTHON=0 (native stacks only)
     python  LD_PRELOAD=libgpumemtrace.so (native + Python stacks, the default)
 
+    baseline  LD_PRELOAD=the --baseline library (native + Python stacks): another build, in
+              the same rounds, so that a change's gain is paired round by round
+
 Extra cost per event = (python - native) / 2 per pair, paired within a round; medians over
 rounds. The marginal cost of one more Python frame is the difference between F = 50 and
-F = 10, over 40.
+F = 10, over 40. With --baseline, the change per event = (python - baseline) / 2 per pair.
 
     scripts/bench-python.py BUILD_DIR [--python /usr/bin/python3] [--rounds 7] [--pairs 200000]
+                            [--baseline OTHER/libgpumemtrace.so]
 """
 import argparse
 import json
@@ -30,8 +34,11 @@ LOOP = os.path.join(HERE, "..", "tests", "bench", "python_frames_loop.py")
 def run(args, build, mode, frames, work):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMTRACE_", "PYTHON"))}
     env["LD_LIBRARY_PATH"] = os.path.join(build, "lib", "cudasim")
-    if mode != "plain":
+    if mode == "baseline":
+        env["LD_PRELOAD"] = os.path.abspath(args.baseline)
+    elif mode != "plain":
         env["LD_PRELOAD"] = os.path.join(build, "lib", "libgpumemtrace.so")
+    if mode != "plain":
         env["GPUMEMTRACE_OUTPUT"] = os.path.join(work, "bench.%p.gmtrace")
     if mode == "native":
         env["GPUMEMTRACE_PYTHON"] = "0"
@@ -48,11 +55,14 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--pairs", type=int, default=200000)
+    ap.add_argument("--baseline", help="another build's libgpumemtrace.so, run in the same rounds")
     args = ap.parse_args()
+    if args.baseline and not os.path.isfile(args.baseline):
+        ap.error(f"--baseline {args.baseline}: no such file")
     build = os.path.abspath(args.build)
     version = subprocess.run([args.python, "-c", "import sys; print(sys.version.split()[0])"],
                              capture_output=True, text=True).stdout.strip()
-    modes, depths = ("plain", "native", "python"), (10, 50)
+    modes, depths = ("plain", "native", "python") + (("baseline",) if args.baseline else ()), (10, 50)
     times = {(m, d): [] for m in modes for d in depths}
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.rounds):
@@ -79,6 +89,11 @@ def main():
     print()
     print(f"Marginal cost of one more Python frame: {(extra[50] - extra[10]) / 40:.1f} ns per "
           f"event (between 10 and 50 frames).")
+    if args.baseline:
+        print()
+        print(f"Against {args.baseline} (Python stacks on both, paired per round), per event: " +
+              ", ".join(f"{d} frames {per_event('baseline', 'python', d):+.0f} ns "
+                        f"(baseline {med[('baseline', d)]:.0f} ns/pair)" for d in depths))
 
 
 if __name__ == "__main__":

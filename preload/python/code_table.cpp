@@ -5,6 +5,8 @@
 
 #include <gpumemtrace/format/checksum.h>
 
+#include <optional>
+
 namespace gmt::preload::python {
 namespace {
 
@@ -21,7 +23,7 @@ struct ThreadCache {
     CacheEntry entries[kCacheSize];
 };
 // initial-exec: no allocation or lock on first access, as for the stack table's cache.
-thread_local ThreadCache t_codes __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadCache t_codes __attribute__((tls_model("initial-exec"))){};
 
 uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t h = (a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2))) * 0xff51afd7ed558ccdull;
@@ -87,24 +89,8 @@ size_t CodeTable::KeyHash::operator()(const Key& k) const {
     return static_cast<size_t>(mix(k.object, k.check));
 }
 
-uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, uint32_t depth, EmitFn emit,
-                           void* ctx) {
-    // co_version (3.12+) tells a code object apart by itself; it comes from a counter that
-    // stops at 0 when it runs out, and then, as before 3.12, the contents must.
-    uint32_t version = 0;
-    if (in.layout.code_version != kNoField) {
-        version = load<uint32_t>(code + in.layout.code_version);
-    }
-    Parts parts;
-    bool have_parts = false;
-    Key cached{code, version};
-    if (version == 0) {
-        if (!readParts(in, code, parts)) {
-            return 0;
-        }
-        have_parts = true;
-        cached.check = quickCheck(parts);
-    }
+void CodeTable::intern(const Interpreter& in, const WalkedFrames& walked, uint32_t* ids,
+                       EmitFn emit, void* ctx) {
     ThreadCache& cache = t_codes;
     const uint64_t gen = generation_.load(std::memory_order_acquire);
     if (cache.generation != gen) {
@@ -115,6 +101,30 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, uint32_t depth
             e = {};
         }
         cache.generation = gen;
+    }
+    for (uint32_t i = 0; i < walked.count; ++i) {
+        ids[i] = internOne(&cache, in, walked.code[i], walked.count - 1 - i, emit, ctx);
+    }
+}
+
+uint32_t CodeTable::internOne(ThreadCacheRef cache_ref, const Interpreter& in, uintptr_t code,
+                              uint32_t depth, EmitFn emit, void* ctx) {
+    ThreadCache& cache = *static_cast<ThreadCache*>(cache_ref);
+    // co_version (3.12+) tells a code object apart by itself; it comes from a counter that
+    // stops at 0 when it runs out, and then, as before 3.12, the contents must.
+    uint32_t version = 0;
+    if (in.layout.code_version != kNoField) {
+        version = load<uint32_t>(code + in.layout.code_version);
+    }
+    // Read only where the check needs them, or for a code object not seen before: most
+    // events find every frame's code in the cache by its version alone.
+    std::optional<Parts> parts;
+    Key cached{code, version};
+    if (version == 0) {
+        if (!readParts(in, code, parts.emplace())) {
+            return 0;
+        }
+        cached.check = quickCheck(*parts);
     }
     CacheEntry& last = cache.by_depth[depth % format::kMaxPythonDepth];
     if (last.id != 0 && last.key == cached) {
@@ -132,12 +142,12 @@ uint32_t CodeTable::intern(const Interpreter& in, uintptr_t code, uint32_t depth
         if (it != ids_.end()) {
             id = it->second;
         } else {
-            if (!have_parts && !readParts(in, code, parts)) {
+            if (!parts && !readParts(in, code, parts.emplace())) {
                 return 0;
             }
             // One id for one content, whichever object had it: a module reloaded or code
             // generated again keeps its stacks together.
-            const Key content{0, contentHash(parts)};
+            const Key content{0, contentHash(*parts)};
             auto same = ids_.find(content);
             if (same != ids_.end()) {
                 id = same->second;

@@ -15,6 +15,7 @@
 // the interpreter.
 #pragma once
 
+#include "frame_walker.h"
 #include "interpreter.h"
 
 #include <gpumemtrace/format/records.h>
@@ -32,12 +33,13 @@ class CodeTable {
     // record into the trace before returning, since stacks naming it follow.
     using EmitFn = void (*)(const format::PythonCodeInfo& code, void* ctx);
 
-    // The id of the code object at `code` (a live one: a frame of the calling thread holds
-    // it); 0 when its fields are not what a code object's should be. `depth` is the frame's
-    // place counted from the outermost frame: the thread remembers the code it last saw at
-    // each depth, which answers a stack much like the last one without any hashing.
-    uint32_t intern(const Interpreter& interp, uintptr_t code, uint32_t depth, EmitFn emit,
-                    void* ctx);
+    // The ids of the code objects of one walk of the calling thread's frames, ids[i] for
+    // walked.code[i] (live ones: the thread's frames hold them); 0 where the fields are not
+    // what a code object's should be. The thread remembers the code it last saw at each depth
+    // counted from the outermost frame, which answers a stack much like the last one without
+    // any hashing. One call per event, so the thread's cache is looked up once, not per frame.
+    void intern(const Interpreter& interp, const WalkedFrames& walked, uint32_t* ids, EmitFn emit,
+                void* ctx);
 
     // A new trace (forked child): every code object must be written again.
     void reset();
@@ -54,6 +56,9 @@ class CodeTable {
     struct KeyHash {
         size_t operator()(const Key& k) const;
     };
+    using ThreadCacheRef = void*; // the calling thread's cache (code_table.cpp)
+    uint32_t internOne(ThreadCacheRef cache, const Interpreter& interp, uintptr_t code,
+                       uint32_t depth, EmitFn emit, void* ctx);
 
     std::mutex mutex_;
     std::unordered_map<Key, uint32_t, KeyHash> ids_;

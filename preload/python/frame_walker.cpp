@@ -16,6 +16,7 @@ void walkFrames(const Interpreter& in, uintptr_t tstate, WalkedFrames& out) {
     out.count = 0;
     out.segments = 0;
     out.broken = false;
+    out.hint = 0;
     uintptr_t frame = 0;
     if (l.tstate_cframe != kNoField) {
         uintptr_t cframe = load<uintptr_t>(tstate + l.tstate_cframe);
@@ -65,6 +66,7 @@ void walkFrames(const Interpreter& in, uintptr_t tstate, WalkedFrames& out) {
             }
             out.code[out.count] = code;
             out.instruction[out.count] = static_cast<uint32_t>(index);
+            out.hint = (out.hint ^ code ^ static_cast<uint64_t>(index) << 40) * 0x100000001b3ull;
             ++out.count;
         }
         if (l.segments == Segments::PerFrame ||

@@ -19,6 +19,10 @@ struct WalkedFrames {
     uint32_t segments = 0;                             // evaluation calls seen
     uint32_t segment_end[format::kMaxPythonDepth + 1]; // frames kept when each call's run ends
     bool broken = false; // a frame did not hold a code object where the layout says
+    // Equal for equal frames (code and instruction), 0 for none: what tells the native
+    // unwinder which remembered stack to start from (unwind_cache.h). Taken during the walk,
+    // where its multiplies overlap the loads of the next frame instead of costing a pass.
+    uint64_t hint = 0;
 };
 
 // Reads the frames of `tstate`, which must be the calling thread's own thread state, whose

@@ -73,6 +73,7 @@ bool PythonStacks::check(uintptr_t tstate) {
 void PythonStacks::read(WalkedFrames& walked) {
     walked.count = 0;
     walked.segments = 0;
+    walked.hint = 0;
     auto s = status();
     if (s != format::PythonStatus::Captured && s != format::PythonStatus::Pending) {
         return;
@@ -97,29 +98,22 @@ void PythonStacks::read(WalkedFrames& walked) {
                "a frame without a code object; Python frames are no longer recorded");
         walked.count = 0;
         walked.segments = 0;
+        walked.hint = 0;
     }
-}
-
-uint64_t PythonStacks::hint(const WalkedFrames& walked) {
-    uint64_t h = 0;
-    for (uint32_t i = 0; i < walked.count; ++i) {
-        h = (h ^ walked.code[i] ^ uint64_t{walked.instruction[i]} << 40) * 0x100000001b3ull;
-    }
-    return h;
 }
 
 uint32_t PythonStacks::place(const WalkedFrames& walked, uint64_t* words, uint32_t depth,
                              CodeTable::EmitFn emit, void* ctx) {
     // Each native evaluation frame, innermost first, takes the next run of Python frames;
     // runs left over (the native stack was cut short) go after the last native frame.
+    uint32_t ids[format::kMaxPythonDepth];
+    codes_.intern(interp_, walked, ids, emit, ctx);
     uint32_t segment = 0, first = 0, out = depth;
     auto place = [&](uint32_t position) {
         const uint32_t end = walked.segment_end[segment++];
         for (; first < end; ++first) {
-            const uint32_t depth_from_outer = walked.count - 1 - first;
-            if (uint32_t id =
-                    codes_.intern(interp_, walked.code[first], depth_from_outer, emit, ctx)) {
-                words[out++] = pack(id, walked.instruction[first], position);
+            if (ids[first] != 0) {
+                words[out++] = pack(ids[first], walked.instruction[first], position);
             }
         }
     };

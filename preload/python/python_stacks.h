@@ -32,10 +32,8 @@ class PythonStacks {
 
     // Reads the calling thread's Python frames into `walked` (none: count 0). Read before
     // the native stack, so that they can choose which remembered native stack the unwinder
-    // starts from (hint()).
+    // starts from (WalkedFrames::hint).
     void read(WalkedFrames& walked);
-    // Equal for equal frames (code and instruction); 0 for none.
-    static uint64_t hint(const WalkedFrames& walked);
     // Places the frames `read` found after the `depth` native frames of `words` (capacity
     // at least depth + kMaxPythonDepth), each run by its evaluation call; returns the new
     // length.
