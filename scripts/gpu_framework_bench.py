@@ -35,7 +35,8 @@ Settings (environment; also flags when run alone):
   FRAMEWORK_BENCH_BUDGET_S   seconds the whole group may take; rounds stop early, and say
                              so, rather than run past it (default 420)
   FRAMEWORK_BENCH_SHAPES     shapes to run (default "mlp,conv,transformer")
-  FRAMEWORK_BENCH_PERF       0: no perf profile; N > 1: the profile covers N blocks
+  FRAMEWORK_BENCH_PERF       0: no perf profile; N: the profile covers N blocks (default 8:
+                             about 2 s, some thousands of samples of each busy thread)
   FRAMEWORK_BENCH_HISTORY_ENTRIES  max_entries of PyTorch's history (default 100000)
   FRAMEWORK_BENCH_BASELINE   another build's libgpumemtrace.so: one more column, its
                              defaults, in the same rounds (before/after a change)
@@ -64,6 +65,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE.parent / "tests" / "gpu" / "framework_shapes.py"
+PERF_REPORT = HERE.parent / "tests" / "gpu" / "framework_bench_perf_report.txt"
 REPLY = b"REPLY "
 
 SHAPES = {
@@ -193,7 +195,7 @@ class Settings:
         self.shapes = [s for s in get("FRAMEWORK_BENCH_SHAPES", ",".join(SHAPES)).split(",")
                        if s]
         # 0: no profile; N: a profile of N blocks.
-        self.perf_blocks = int(get("FRAMEWORK_BENCH_PERF", "1") or "1")
+        self.perf_blocks = int(get("FRAMEWORK_BENCH_PERF", "8") or "8")
         self.perf = self.perf_blocks > 0
         self.history_entries = int(get("FRAMEWORK_BENCH_HISTORY_ENTRIES", "100000"))
         self.dry_run = dry_run
@@ -417,9 +419,73 @@ def summarize(got):
     return out
 
 
+# The recorder's own code by part, from its symbols' namespaces (preload/python is
+# gmt::preload::python, preload/unwind_cache.cpp gmt::preload::unwind); whatever else runs
+# in the library is the recording itself (the event, its stack's id, the ring, the writer).
+RECORDER_PARTS = [
+    ("Python frames", "gmt::preload::python::"),
+    ("native unwinding", "gmt::preload::unwind::"),
+]
+RECORDING = "recording and the rest"
+WRITER_THREAD = "gpumemtrace"
+
+
+def recorder_part(sym, comm):
+    """Which RECORDER_PARTS a sample of the library is in. CRC-32C on a thread of the program
+    is the per-event check of code objects that carry no version (CPython 3.10, 3.11:
+    preload/python/code_table.cpp); on the writer thread it is the log frames' checksum."""
+    if sym.startswith("gmt::format::detail::crc32c") and comm != WRITER_THREAD:
+        return RECORDER_PARTS[0][0]
+    return next((name for name, prefix in RECORDER_PARTS if sym.startswith(prefix)), RECORDING)
+
+
+def perf_rows(text):
+    """The rows of `perf report -F overhead,sample,period,comm,dso,sym -t TAB`: (samples,
+    period, thread name, shared object, symbol); the period is CPU nanoseconds (cpu-clock)."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        cells = [c.strip() for c in line.split("\t")]
+        if len(cells) != 6 or not cells[1].isdigit() or not cells[2].isdigit():
+            continue
+        rows.append((int(cells[1]), int(cells[2]), cells[3], cells[4],
+                     re.sub(r"^\[.\]\s*", "", cells[5])))
+    return rows
+
+
+def recorder_cpu(rows, library, steps):
+    """What the profile says the recorder costs each step, in microseconds of CPU: per
+    thread (its own and the program's, with each thread's whole CPU beside it), per part
+    (RECORDER_PARTS), and its top symbols; and the shares of the process's samples."""
+    per_step = 1e-3 / steps  # ns of the whole profile -> us per step
+    total = sum(period for _, period, _, _, _ in rows) or 1
+    threads, parts, symbols = {}, {name: 0 for name, _ in RECORDER_PARTS}, {}
+    parts[RECORDING] = 0
+    ours = 0
+    for _, period, comm, dso, sym in rows:
+        t = threads.setdefault(comm, {"cpu_us_per_step": 0.0, "recorder_us_per_step": 0.0})
+        t["cpu_us_per_step"] += period * per_step
+        if Path(dso).name != library:
+            continue
+        ours += period
+        t["recorder_us_per_step"] += period * per_step
+        parts[recorder_part(sym, comm)] += period
+        symbols[sym] = symbols.get(sym, 0) + period
+    writer = sum(period for _, period, comm, _, _ in rows if comm == WRITER_THREAD)
+    top = sorted(symbols.items(), key=lambda kv: -kv[1])[:8]
+    return {"samples": sum(n for n, _, _, _, _ in rows),
+            "recorder_percent": 100 * ours / total,
+            "writer_thread_percent": 100 * writer / total,
+            "recorder_us_per_step": ours * per_step,
+            "parts_us_per_step": {k: v * per_step for k, v in parts.items()},
+            "threads": dict(sorted(threads.items(), key=lambda kv: -kv[1]["cpu_us_per_step"])),
+            "top_symbols": [(sym, round(v * per_step, 2)) for sym, v in top]}
+
+
 def perf_profile(env, worker, shape, steps, tmp, key="traced"):
-    """One more block of a traced worker under `perf record` (every thread of the
-    process): the share of its CPU samples in libgpumemtrace.so, and the writer thread's."""
+    """More blocks of a traced worker under `perf record` (every thread of the process):
+    recorder_cpu() of its samples."""
     perf = shutil.which("perf")
     if not perf:
         return None, "perf is not on the PATH"
@@ -441,27 +507,28 @@ def perf_profile(env, worker, shape, steps, tmp, key="traced"):
         rec.kill()
         rec.wait()
     log.close()
-    base = [perf, "report", "-i", str(data), "--stdio", "--no-children", "--percentage",
-            "absolute"]
     # perf with its own libraries, not the CLI's (gpu-libs).
-    p, _ = env.run(f"bench_perf_{label}.comm_dso", [*base, "--sort", "comm,dso"],
+    p, _ = env.run(f"bench_perf_{label}.report",
+                   [perf, "report", "-i", str(data), "--stdio", "--no-children", "--sort",
+                    "comm,dso,sym", "-F", "overhead,sample,period,comm,dso,sym", "-t", "\t"],
                    env=dict(os.environ))
-    rows = [(float(m.group(1)), m.group(2), m.group(3)) for m in
-            re.finditer(r"^\s*([\d.]+)%\s+(\S+)\s+(\S+)", p.stdout, re.M)]
+    rows = perf_rows(p.stdout)
     if not rows:
         return None, f"perf report gave no samples: {p.stderr[-200:]}"
-    s, _ = env.run(f"bench_perf_{label}.symbols",
-                   [*base, "--sort", "sym", "--dsos",
-                    Path(worker.library).name],
-                   env=dict(os.environ))
-    symbols = [(float(m.group(1)), m.group(2).strip()) for m in
-               re.finditer(r"^\s*([\d.]+)%\s+\[\.\]\s+(.+)$", s.stdout, re.M)][:6]
-    samples = re.search(r"^# Samples: (\S+)", p.stdout, re.M)
-    recorder = sum(pc for pc, _, dso in rows if "libgpumemtrace" in dso)
-    writer = sum(pc for pc, comm, _ in rows if comm == "gpumemtrace")
-    return {"samples": samples.group(1) if samples else "?", "recorder_percent": recorder,
-            "writer_thread_percent": writer,
-            "top_symbols": symbols, "samples_by_comm_dso": rows[:12]}, None
+    return recorder_cpu(rows, Path(worker.library).name, steps), None
+
+
+def profile_line(prof, r):
+    """The perf row: the recorder's CPU per step against the step, by part and by thread."""
+    step_us = 1e3 * r["columns"]["plain"]["ms_median"]
+    parts = ", ".join(f"{k} {v:.1f}" for k, v in prof["parts_us_per_step"].items())
+    threads = ", ".join(f"'{k}' {t['recorder_us_per_step']:.1f} of {t['cpu_us_per_step']:.0f}"
+                        for k, t in prof["threads"].items() if t["recorder_us_per_step"] > 0)
+    return (f"libgpumemtrace.so {prof['recorder_us_per_step']:.1f} us of CPU per step "
+            f"(plain step {step_us:.0f} us of GPU time; {prof['recorder_percent']:.1f}% of the "
+            f"process's {prof['samples']} samples); by part: {parts}; by thread (the "
+            f"recorder's of the thread's): {threads}; top symbols (us/step) "
+            f"{prof['top_symbols'][:5]}")
 
 
 def part_costs(got):
@@ -632,11 +699,7 @@ def check_framework_bench(env, row, runs, dry_run=False):
                     prof, why = None, f"the worker failed: {exc}"
                 profiles[shape if key == "traced" else f"{shape} {key}"] = prof or why
                 row(f"framework bench {shape}: perf profile of "
-                    f"{result['columns'][key]}", None,
-                    why or f"libgpumemtrace.so {prof['recorder_percent']:.1f}% of the "
-                    f"process's {prof['samples']} CPU samples (all threads); writer thread "
-                    f"'gpumemtrace' {prof['writer_thread_percent']:.1f}%; top recorder "
-                    f"symbols {prof['top_symbols']}")
+                    f"{result['columns'][key]}", None, why or profile_line(prof, r))
             if not settings.perf:
                 row(f"framework bench {shape}: perf profile", None,
                     "skipped (FRAMEWORK_BENCH_PERF=0)")
@@ -701,6 +764,43 @@ def check_dry_run(env, row):
         row(f"dry run {shape}: the rounds stopped where the rule says", stop_ok, why)
 
 
+def check_perf_reading(row):
+    """recorder_cpu() on a stored report (PERF_REPORT: the stand-in's MLP traced on CPython
+    3.11, by this script's own `perf report` command) against what perf itself printed in
+    it: its sample count, its event count (CPU ns), and the Overhead column of the library's
+    rows; every part and every thread adding up to the library's whole; CRC-32C counted in
+    the Python frames on the program's thread, in the recording on the writer's."""
+    text = PERF_REPORT.read_text()
+    steps = 1000  # a scale only: the figures are per step
+    got = recorder_cpu(perf_rows(text), "libgpumemtrace.so", steps)
+    header = {k: int(re.search(rf"^# {k}: (\d+)", text, re.M).group(1))
+              for k in ("Samples", r"Event count \(approx\.\)")}
+    cells = [[c.strip() for c in line.split("\t")] for line in text.splitlines()
+             if not line.startswith("#") and line.count("\t") == 5]
+    ours = [c for c in cells if c[4] == "libgpumemtrace.so"]
+    overhead = sum(float(c[0].rstrip("%")) for c in ours)
+    total_ns = sum(t["cpu_us_per_step"] for t in got["threads"].values()) * steps * 1e3
+
+    def ns(match):
+        return sum(int(c[2]) for c in ours if match(c)) * 1e-3 / steps
+
+    crc = ns(lambda c: "crc32c" in c[5] and c[3] != WRITER_THREAD)
+    python = ns(lambda c: c[5].startswith("[.] gmt::preload::python::"))
+    parts, whole = got["parts_us_per_step"], got["recorder_us_per_step"]
+    checks = {
+        "samples": got["samples"] == header["Samples"],
+        "CPU ns": abs(total_ns - header[r"Event count \(approx\.\)"]) < 1,
+        "overhead": abs(got["recorder_percent"] - overhead) <= 0.01 * len(ours),
+        "parts add up": abs(sum(parts.values()) - whole) < 1e-9 * whole,
+        "threads add up": abs(sum(t["recorder_us_per_step"] for t in
+                                  got["threads"].values()) - whole) < 1e-9 * whole,
+        "CRC-32C": crc > 0 and abs(parts["Python frames"] - python - crc) < 1e-9 * whole,
+    }
+    row("dry run: a perf report read as the bench reads it", all(checks.values()),
+        f"{checks}; {got['samples']} samples, recorder {whole:.1f} us/step "
+        f"({got['recorder_percent']:.2f}% against perf's {overhead:.2f}%), parts {parts}")
+
+
 def stop_replayed(settings, r):
     """The stopping rule replayed on the rounds kept: (whether the shape stopped where the
     rule says, what was seen). "settled" must be the first round count from the least on
@@ -756,6 +856,7 @@ def main():
         return 2
     if args.dry_run:
         check_dry_run(env, gv.row)
+        check_perf_reading(gv.row)
     print((env.out / "framework_bench.md").read_text())
     return 1 if any(s == "FAIL" for _, s, _ in gv.ROWS) else 0
 
