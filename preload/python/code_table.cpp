@@ -23,6 +23,8 @@ struct ThreadCache {
     CacheEntry entries[kCacheSize];
 };
 // initial-exec: no allocation or lock on first access, as for the stack table's cache.
+// constinit: zeroed when the thread starts, so no guard is checked on access (with one, every
+// access called __tls_get_addr, initial-exec or not: tests/recorder/traced_path_check.py).
 constinit thread_local ThreadCache t_codes __attribute__((tls_model("initial-exec"))){};
 
 uint64_t mix(uint64_t a, uint64_t b) {

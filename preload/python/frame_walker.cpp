@@ -66,7 +66,8 @@ void walkFrames(const Interpreter& in, uintptr_t tstate, WalkedFrames& out) {
             }
             out.code[out.count] = code;
             out.instruction[out.count] = static_cast<uint32_t>(index);
-            out.hint = (out.hint ^ code ^ static_cast<uint64_t>(index) << 40) * 0x100000001b3ull;
+            out.hint =
+                (out.hint ^ code ^ uint64_t{out.instruction[out.count]} << 40) * 0x100000001b3ull;
             ++out.count;
         }
         if (l.segments == Segments::PerFrame ||

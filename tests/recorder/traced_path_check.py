@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Checks that the traced path of libgpumemtrace.so holds no `rep stos` / `rep movs`.
+"""Checks that the traced path of libgpumemtrace.so holds no `rep stos` / `rep movs` and
+calls no `__tls_get_addr`.
 
 GCC's generic tuning expands a memset or memcpy of a few hundred bytes, or of a size known
 only at run time, as a `rep` string instruction, whose start-up costs more than the work at
 these sizes: every hook's Event and every repeated stack's copy-out paid it
 (docs/performance.md, "String instructions on the traced path"). preload/CMakeLists.txt
-asks for other expansions; this test fails when a build of the library has them again.
+asks for other expansions.
 
-  string_ops_check.py LIBRARY     (objdump from binutils)
+The recorder's thread-local caches use the initial-exec model: one load relative to the
+thread pointer. A thread_local with a dynamic initializer has a guard, and the guard is
+reached through `__tls_get_addr` whatever the model: the Python code table's cache had one,
+a call per Python frame of every event (docs/performance.md, "Python stacks"). This test
+fails when a build of the library has either again.
+
+  traced_path_check.py LIBRARY     (objdump from binutils)
 """
 import re
 import subprocess
@@ -24,21 +31,21 @@ TRACED_PATH = [
     re.compile(r"^gmt::preload::unwind::trace\("),
     re.compile(r"^gmt::preload::StackTable::intern\("),
     re.compile(r"^gmt::preload::python::PythonStacks::(read|place)\("),
-    re.compile(r"^gmt::preload::python::(walkFrames|CodeTable::intern)\("),
+    re.compile(r"^gmt::preload::python::(walkFrames|CodeTable::intern(One)?)\("),
     re.compile(r"^gmt::preload::frameworks::\(anonymous namespace\)::onTraceEntry\("),
 ]
 # The functions the check must find, so that a renamed function cannot pass it by absence.
 REQUIRED = ["cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2",
             "gmt::preload::Recorder::record(", "gmt::preload::unwind::trace(",
-            "gmt::preload::python::walkFrames(",
+            "gmt::preload::python::walkFrames(", "gmt::preload::python::CodeTable::internOne(",
             "gmt::preload::frameworks::(anonymous namespace)::onTraceEntry("]
-STRING_OP = re.compile(r"\brep[a-z]*\s+(stos|movs)")
+SLOW = re.compile(r"\brep[a-z]*\s+(stos|movs)|\bcall\s+\S+\s+<__tls_get_addr")
 HEADER = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 
 
 def offenders(disassembly):
-    """(function, instruction) of every rep string instruction in a traced-path function,
-    and the traced-path functions seen."""
+    """(function, instruction) of every rep string instruction and every call to
+    __tls_get_addr in a traced-path function, and the traced-path functions seen."""
     found, seen = [], set()
     current = None
     for line in disassembly.splitlines():
@@ -49,7 +56,7 @@ def offenders(disassembly):
             if current:
                 seen.add(current)
             continue
-        if current and STRING_OP.search(line):
+        if current and SLOW.search(line):
             found.append((current, line.strip()))
     return found, seen
 
@@ -67,7 +74,8 @@ def main():
         return 1
     for name, insn in found:
         print(f"{name}: {insn}")
-    print(f"{len(seen)} functions of the traced path, {len(found)} rep string instructions")
+    print(f"{len(seen)} functions of the traced path, {len(found)} rep string instructions "
+          f"or calls to __tls_get_addr")
     return 1 if found else 0
 
 
