@@ -106,6 +106,9 @@ uint32_t PythonStacks::place(const WalkedFrames& walked, uint64_t* words, uint32
                              CodeTable::EmitFn emit, void* ctx) {
     // Each native evaluation frame, innermost first, takes the next run of Python frames;
     // runs left over (the native stack was cut short) go after the last native frame.
+    if (walked.count == 0) {
+        return depth; // no Python frames (none read, or not asked for): nothing to look up
+    }
     uint32_t ids[format::kMaxPythonDepth];
     codes_.intern(interp_, walked, ids, emit, ctx);
     uint32_t segment = 0, first = 0, out = depth;
