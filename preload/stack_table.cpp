@@ -5,7 +5,11 @@
 namespace gmt::preload {
 namespace {
 
-constexpr uint32_t kCacheSize = 64;
+// The thread's ids of the stacks it saw, by the stacks' hashes: set-associative, so that a
+// training step's hundred-odd distinct stacks stay in it instead of evicting each other (a
+// miss takes the table's mutex, which every thread shares). 4 ways of 256 sets, 14 KiB.
+constexpr uint32_t kCacheSets = 256;
+constexpr uint32_t kCacheWays = 4;
 // The last few stacks of the thread, compared frame by frame before anything is hashed:
 // an allocation loop alternates between a handful of call sites (alloc, free), and a
 // comparison that fails does so at the first frame or two.
@@ -18,10 +22,15 @@ struct RecentStack {
     uint64_t frames[kRecentDepth];
 };
 
+struct CacheSet {
+    uint64_t hash[kCacheWays]; // 0: empty
+    uint32_t id[kCacheWays];
+    uint32_t next; // the way a miss fills next, in turn
+};
+
 struct ThreadCache {
     uint64_t generation;
-    uint64_t hash[kCacheSize];
-    uint32_t id[kCacheSize];
+    CacheSet sets[kCacheSets];
     RecentStack recent[kRecent];
     uint32_t next_recent;
     // The id last given to the frames of each site and way (StackTable::Origin).
@@ -80,8 +89,8 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t depth, EmitFn emit,
     uint64_t gen = generation_.load(std::memory_order_acquire);
     ThreadCache& cache = t_cache;
     if (cache.generation != gen) {
-        for (uint32_t i = 0; i < kCacheSize; ++i) {
-            cache.hash[i] = 0;
+        for (CacheSet& set : cache.sets) {
+            set = {};
         }
         for (RecentStack& r : cache.recent) {
             r.depth = 0;
@@ -115,12 +124,16 @@ uint32_t StackTable::lookup(ThreadCacheRef cache_ref, const uint64_t* frames, ui
             }
         }
     }
-    uint64_t h = hashFrames(frames, depth);
-    uint32_t slot = static_cast<uint32_t>(h % kCacheSize);
+    const uint64_t h = hashFrames(frames, depth);
+    CacheSet& set = cache.sets[(h >> 32) % kCacheSets];
     uint32_t id = 0;
-    if (cache.hash[slot] == h) {
-        id = cache.id[slot];
-    } else {
+    for (uint32_t way = 0; way < kCacheWays; ++way) {
+        if (set.hash[way] == h) {
+            id = set.id[way];
+            break;
+        }
+    }
+    if (id == 0) {
         std::lock_guard lock(mutex_);
         auto [it, inserted] = ids_.try_emplace(h, next_id_);
         if (inserted) {
@@ -128,8 +141,9 @@ uint32_t StackTable::lookup(ThreadCacheRef cache_ref, const uint64_t* frames, ui
             emit(it->second, frames, depth, ctx);
         }
         id = it->second;
-        cache.hash[slot] = h;
-        cache.id[slot] = id;
+        const uint32_t way = set.next++ % kCacheWays;
+        set.hash[way] = h;
+        set.id[way] = id;
     }
     if (depth <= kRecentDepth) {
         RecentStack& r = cache.recent[cache.next_recent++ % kRecent];

@@ -1,6 +1,7 @@
 // Interns call stacks: each distinct stack gets a small id and is written once. A
-// per-thread direct-mapped cache answers the steady state (the same few call sites over
-// and over) without a lock; a miss takes a mutex, after the unwinding is done.
+// per-thread set-associative cache answers the steady state (the same call sites over and
+// over, a training step's hundred-odd among them) without a lock; a miss takes a mutex,
+// after the unwinding is done.
 // Stacks are identified by a 64-bit hash of their frames.
 #pragma once
 
