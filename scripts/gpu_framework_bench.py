@@ -474,7 +474,7 @@ def recorder_cpu(rows, library, steps):
         symbols[sym] = symbols.get(sym, 0) + period
     writer = sum(period for _, period, comm, _, _ in rows if comm == WRITER_THREAD)
     top = sorted(symbols.items(), key=lambda kv: -kv[1])[:8]
-    return {"samples": sum(n for n, _, _, _, _ in rows),
+    return {"library": library, "samples": sum(n for n, _, _, _, _ in rows),
             "recorder_percent": 100 * ours / total,
             "writer_thread_percent": 100 * writer / total,
             "recorder_us_per_step": ours * per_step,
@@ -524,7 +524,7 @@ def profile_line(prof, r):
     parts = ", ".join(f"{k} {v:.1f}" for k, v in prof["parts_us_per_step"].items())
     threads = ", ".join(f"'{k}' {t['recorder_us_per_step']:.1f} of {t['cpu_us_per_step']:.0f}"
                         for k, t in prof["threads"].items() if t["recorder_us_per_step"] > 0)
-    return (f"libgpumemtrace.so {prof['recorder_us_per_step']:.1f} us of CPU per step "
+    return (f"{prof['library']} {prof['recorder_us_per_step']:.1f} us of CPU per step "
             f"(plain step {step_us:.0f} us of GPU time; {prof['recorder_percent']:.1f}% of the "
             f"process's {prof['samples']} samples); by part: {parts}; by thread (the "
             f"recorder's of the thread's): {threads}; top symbols (us/step) "
