@@ -460,8 +460,8 @@ def recorder_cpu(rows, library, steps):
     (RECORDER_PARTS), and its top symbols; and the shares of the process's samples."""
     per_step = 1e-3 / steps  # ns of the whole profile -> us per step
     total = sum(period for _, period, _, _, _ in rows) or 1
-    threads, parts, symbols = {}, {name: 0 for name, _ in RECORDER_PARTS}, {}
-    parts[RECORDING] = 0
+    threads, symbols = {}, {}
+    parts = {name: 0 for name in [*(n for n, _ in RECORDER_PARTS), RECORDING]}
     ours = 0
     for _, period, comm, dso, sym in rows:
         t = threads.setdefault(comm, {"cpu_us_per_step": 0.0, "recorder_us_per_step": 0.0})
@@ -472,11 +472,9 @@ def recorder_cpu(rows, library, steps):
         t["recorder_us_per_step"] += period * per_step
         parts[recorder_part(sym, comm)] += period
         symbols[sym] = symbols.get(sym, 0) + period
-    writer = sum(period for _, period, comm, _, _ in rows if comm == WRITER_THREAD)
     top = sorted(symbols.items(), key=lambda kv: -kv[1])[:8]
     return {"library": library, "samples": sum(n for n, _, _, _, _ in rows),
             "recorder_percent": 100 * ours / total,
-            "writer_thread_percent": 100 * writer / total,
             "recorder_us_per_step": ours * per_step,
             "parts_us_per_step": {k: v * per_step for k, v in parts.items()},
             "threads": dict(sorted(threads.items(), key=lambda kv: -kv[1]["cpu_us_per_step"])),
