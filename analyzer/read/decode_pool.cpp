@@ -133,7 +133,8 @@ DecodePool::Slot& DecodePool::claim(Stream& s) {
     return slot;
 }
 
-void DecodePool::scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mutex>& lock) {
+void DecodePool::scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mutex>& lock,
+                               EventStores stores) {
     FrameBatch& b = *slot.batch;
     const uint64_t offset = s.scan_offset_;
     lock.unlock();
@@ -150,7 +151,7 @@ void DecodePool::scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mute
     if (!slot.error && !b.large) {
         lock.unlock();
         try {
-            decodeFrames(b);
+            decodeFrames(b, stores);
         } catch (...) {
             slot.error = std::current_exception();
         }
@@ -227,7 +228,7 @@ void DecodePool::work() {
             Stream& s = *streams_[(next_stream_ + i) % streams_.size()];
             if (canScan(s)) {
                 next_stream_ = (next_stream_ + i + 1) % streams_.size();
-                scanAndDecode(s, claim(s), lock);
+                scanAndDecode(s, claim(s), lock, EventStores::Streamed);
                 worked = true;
             }
         }
@@ -295,7 +296,7 @@ FrameBatch* DecodePool::Stream::next() {
             continue;
         }
         // Nothing decoded ahead, nobody reading: read it here.
-        pool_.scanAndDecode(*this, pool_.claim(*this), lock);
+        pool_.scanAndDecode(*this, pool_.claim(*this), lock, EventStores::Cached);
     }
 }
 

@@ -91,7 +91,9 @@ class DecodePool {
     // state it is decoded from.
     Slot& claim(Stream& s);
     // Reads and decodes the batch of `slot`, which `lock` is released around.
-    void scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mutex>& lock);
+    // `stores`: Streamed when a worker decodes it, Cached when its reader does.
+    void scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mutex>& lock,
+                       EventStores stores);
     void rebase(Slot& slot, std::unique_lock<std::mutex>& lock);
     // Passes on the delta state through the batches decoded in order (under the lock).
     void resolve(Stream& s);

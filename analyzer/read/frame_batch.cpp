@@ -1,6 +1,7 @@
 #include "read/frame_batch.h"
 
 #include "read/event_rebase.h"
+#include "read/event_stores.h"
 #include "read/record.h"
 #include "read/record_decoder.h"
 
@@ -117,6 +118,8 @@ enum class FrameProgress { More, Done, Failed };
 // Decodes the records of frame `frame` from `c` on, at most `max_records` of them. Done:
 // the frame was whole and valid; Failed: it ends the log (b.end), after the records
 // before the failure.
+// A template on `stores`: the cached path is compiled as if streaming did not exist.
+template <EventStores stores = EventStores::Cached>
 FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t max_records) {
     const FrameHeader h = headerAt(b, frame);
     const uint8_t* payload = b.input.data() + b.frames[frame] + sizeof h;
@@ -149,8 +152,14 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
                                               std::min(std::max<size_t>(64, 2 * b.event_capacity),
                                                        b.bytes / kMinEventRecord)));
                 }
+                format::Event& slot = b.events[b.event_count];
+                format::Event streamed;
+                constexpr bool stream = stores == EventStores::Streamed;
                 if (format::decodeEventBody(body.data(), body.data() + body.size(), readable,
-                                            b.events[b.event_count], b.coder)) [[likely]] {
+                                            stream ? streamed : slot, b.coder)) [[likely]] {
+                    if constexpr (stream) {
+                        streamEvent(slot, streamed);
+                    }
                     ++b.event_count;
                     continue;
                 }
@@ -266,7 +275,7 @@ void scanFrames(const TraceFile& file, uint64_t offset, size_t bytes, FrameBatch
     b.bytes = pos;
 }
 
-void decodeFrames(FrameBatch& b) {
+void decodeFrames(FrameBatch& b, EventStores stores) {
     clearDecoded(b);
     if (b.large) {
         return;
@@ -279,9 +288,15 @@ void decodeFrames(FrameBatch& b) {
     reserveEvents(b, bound);
     for (size_t i = 0; i < b.frames.size(); ++i) {
         FrameCursor c;
-        if (decodeRecords(b, i, c, SIZE_MAX) == FrameProgress::Failed) {
-            return; // nothing after it is part of the log
+        const FrameProgress done = stores == EventStores::Streamed
+                                       ? decodeRecords<EventStores::Streamed>(b, i, c, SIZE_MAX)
+                                       : decodeRecords(b, i, c, SIZE_MAX);
+        if (done == FrameProgress::Failed) {
+            break; // nothing after it is part of the log
         }
+    }
+    if (stores == EventStores::Streamed) {
+        finishStreaming();
     }
 }
 

@@ -7,6 +7,7 @@
 // without a bound.
 #pragma once
 
+#include "read/event_stores.h"
 #include "read/trace_file.h"
 
 #include <gpumemtrace/format/event_codec.h>
@@ -79,8 +80,9 @@ void scanFrames(const TraceFile& file, uint64_t offset, size_t bytes, FrameBatch
 
 // Checks the scanned frames' checksums and decodes their records from `b.coder` (one
 // frame marked `large` is not decoded: see decodeFrameRecords). The first frame or record
-// that fails ends the log there: the records before it are kept.
-void decodeFrames(FrameBatch& b);
+// that fails ends the log there: the records before it are kept. `stores`: Streamed when
+// another thread will read the events (event_stores.h).
+void decodeFrames(FrameBatch& b, EventStores stores);
 
 // Turns a batch decoded from zeroCoder() into the exact one, given the true state before
 // it (event_rebase.h).
