@@ -1,12 +1,13 @@
 // The addresses of allocations that ended, for telling a double free (or a free of what a
-// teardown released) from a free of an address never allocated. Bounded: as a FIFO of
-// kMaxRemembered addresses (by default), the oldest forgotten first — its address, even if
-// it was freed again since: that is the rule.
+// teardown released) from a free of an address never allocated. Bounded: a FIFO of
+// kMaxRemembered addresses (by default) besides the one freed last, the oldest forgotten
+// first — its address, even if it was freed again since: that is the rule.
 //
 // A free followed by an allocation at the same address (what a program allocating in a
-// loop does) is the common case: the address freed last is kept aside and only stored
-// when something else comes first, so that the pair costs no insertion and erasure of
-// the map. Observably the same as storing it at once.
+// loop does) is the common case: the address freed last is kept aside, and takes its
+// place in the map and in the FIFO only when another address is freed while it is still
+// remembered. So the pair costs no insertion, no erasure and no FIFO slot: a free undone
+// by an allocation at its address before any other free leaves no trace.
 #pragma once
 
 #include "base/flat_map.h"
@@ -59,23 +60,13 @@ class FreedAddresses {
 
   private:
     void store();
-    // Inline: every free past the first kMaxRemembered forgets the oldest address, which
-    // is most often one an allocation forgot already (nothing to erase).
-    void erase(uint64_t address) {
-        if (pending_ && pending_address_ == address) {
-            pending_ = false;
-        } else if (!map_.empty()) {
-            map_.erase(address);
-        }
-    }
-
     FlatMap<Freed> map_;
-    // The last address remembered, not in map_ yet.
+    // The last address remembered, in neither map_ nor the FIFO yet.
     bool pending_ = false;
     uint64_t pending_address_ = 0;
     Freed pending_value_;
-    // Addresses in insertion order: a ring of capacity_ + 1 slots in fixed-size
-    // chunks, allocated as it fills (no copying, no doubling overshoot).
+    // Addresses in the order they were stored: a ring of capacity_ + 1 slots in
+    // fixed-size chunks, allocated as it fills (no copying, no doubling overshoot).
     size_t capacity_;
     static constexpr size_t kChunk = 4096;
     std::vector<std::unique_ptr<uint64_t[]>> order_;
