@@ -6,6 +6,7 @@
 #include "read/record_decoder.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <gpumemtrace/format/byte_coding.h>
 #include <gpumemtrace/format/file_layout.h>
@@ -152,14 +153,12 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
                                               std::min(std::max<size_t>(64, 2 * b.event_capacity),
                                                        b.bytes / kMinEventRecord)));
                 }
-                format::Event& slot = b.events[b.event_count];
-                format::Event streamed;
-                constexpr bool stream = stores == EventStores::Streamed;
+                using WordStore =
+                    std::conditional_t<stores == EventStores::Streamed, StreamedWordStore,
+                                       format::PlainWordStore>;
                 if (format::decodeEventBody(body.data(), body.data() + body.size(), readable,
-                                            stream ? streamed : slot, b.coder)) [[likely]] {
-                    if constexpr (stream) {
-                        streamEvent(slot, streamed);
-                    }
+                                            b.events[b.event_count], b.coder, WordStore{}))
+                    [[likely]] {
                     ++b.event_count;
                     continue;
                 }

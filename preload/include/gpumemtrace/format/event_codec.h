@@ -304,6 +304,15 @@ static_assert(offsetof(Event, kind) == 12 * 8 + 4);
 
 } // namespace detail
 
+// How decodeEventBody writes a decoded word (`i`: 0 to 12) into the caller's event: a plain
+// store. A reader whose events another thread reads may write around the cache instead
+// (analyzer/read/event_stores.h).
+struct PlainWordStore {
+    void operator()(unsigned char* event, int i, uint64_t word) const {
+        std::memcpy(event + 8 * i, &word, 8);
+    }
+};
+
 // Decodes an event body (op, mask, deltas) with the coder (updated): the inverse of
 // encodeEventBody. Every field is the previous event's (of the same op) plus a zigzag delta,
 // added with wrap-around in the field's own width. On malformed input it returns false and
@@ -311,9 +320,11 @@ static_assert(offsetof(Event, kind) == 12 * 8 + 4);
 // event of a trace through it; tests/analyzer/decoder_test.cpp checks it against a plain
 // field-by-field walk. The body is [p, end); memory up to `readable` (at or after `end`:
 // the rest of the frame, say) may be loaded, never used, so that varints near the body's
-// end still take readVarint's 8-byte load.
+// end still take readVarint's 8-byte load. `out` is written whole words at a time, through
+// `put` (PlainWordStore: plain stores).
+template <typename WordStore = PlainWordStore>
 inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t* readable,
-                            Event& out, EventCoder& coder) {
+                            Event& out, EventCoder& coder, WordStore put = {}) {
     uint64_t op = 0, mask = 0;
     if (!detail::readVarint(p, end, readable, op) || !detail::readVarint(p, end, readable, mask)) {
         return false;
@@ -355,7 +366,6 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
                                           << 32;
         w12 = (w12 & ~0xff0000ull) | op << 16;
         auto* o = reinterpret_cast<unsigned char*>(&out);
-        auto put = [](unsigned char* to, int i, uint64_t x) { std::memcpy(to + 8 * i, &x, 8); };
         put(o, 0, w0);
         put(o, 1, w1);
         put(o, 2, w2);
@@ -369,11 +379,12 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
         put(o, 10, w10);
         put(o, 11, load(11));
         put(o, 12, w12);
-        put(prev, 0, w0);
-        put(prev, 1, w1);
-        put(prev, 2, w2);
-        put(prev, 10, w10);
-        put(prev, 12, w12);
+        const PlainWordStore keep;
+        keep(prev, 0, w0);
+        keep(prev, 1, w1);
+        keep(prev, 2, w2);
+        keep(prev, 10, w10);
+        keep(prev, 12, w12);
         return true;
     }
     uint64_t w3 = load(3), w4 = load(4), w5 = load(5), w6 = load(6), w7 = load(7), w8 = load(8),
@@ -403,9 +414,9 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
     const uint64_t kind = static_cast<uint8_t>((w12 >> 32) + d5);
     w12 = (w12 & 0xffffff0000000000ull) | kind << 32 | api << 24 | op << 16 | device;
     auto* o = reinterpret_cast<unsigned char*>(&out);
-    auto store = [prev, o](int i, uint64_t x) {
+    auto store = [prev, o, &put](int i, uint64_t x) {
         std::memcpy(prev + 8 * i, &x, 8);
-        std::memcpy(o + 8 * i, &x, 8);
+        put(o, i, x);
     };
     store(0, w0);
     store(1, w1);
