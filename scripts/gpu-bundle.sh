@@ -2,8 +2,8 @@
 # Copies what scripts/gpu-validate.sh needs from a build tree into DEST, small enough to
 # carry to a GPU host that cannot build: the preload library, the CLI (stripped) with the
 # libraries it needs beyond glibc and the C++ runtime (gpu-libs/), the samples, the GPU
-# validation programs, the recorder's test programs and the synthetic trace writer of
-# scripts/bench-fleet.sh.
+# validation programs, the recorder's test programs, and the synthetic trace writer and
+# malloc loop of scripts/bench-fleet.sh and scripts/bench-analyzer.sh.
 #   cmake --build build --target gpu_programs && scripts/gpu-bundle.sh build .carry/build
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -19,11 +19,14 @@ cp "$build/bin/gpumemtrace" "$dest/bin/"
 strip --strip-debug "$dest/lib/libgpumemtrace.so" "$dest/bin/gpumemtrace"
 cp -r "$build/gpu" "$dest/"
 [[ -d $build/samples ]] && cp -r "$build/samples" "$dest/"
-# For scripts/bench-fleet.sh on a many-core host: the synthetic trace writer.
-if [[ -x $build/bin/bench/gen_trace ]]; then
-    mkdir -p "$dest/bin/bench"
-    cp "$build/bin/bench/gen_trace" "$dest/bin/bench/"
-fi
+# For scripts/bench-fleet.sh and scripts/bench-analyzer.sh on a many-core host: the
+# synthetic trace writer, and the malloc loop that heaptrack records for the comparison.
+for b in gen_trace malloc_loop; do
+    if [[ -x $build/bin/bench/$b ]]; then
+        mkdir -p "$dest/bin/bench"
+        cp "$build/bin/bench/$b" "$dest/bin/bench/"
+    fi
+done
 for p in runtime_calls driver_calls lifecycle exit_race context_switch; do
     cp "$build/tests/recorder/programs/$p" "$dest/tests/recorder/programs/"
 done
