@@ -153,9 +153,8 @@ FrameProgress decodeRecords(FrameBatch& b, size_t frame, FrameCursor& c, size_t 
                                               std::min(std::max<size_t>(64, 2 * b.event_capacity),
                                                        b.bytes / kMinEventRecord)));
                 }
-                using WordStore =
-                    std::conditional_t<stores == EventStores::Streamed, StreamedWordStore,
-                                       format::PlainWordStore>;
+                using WordStore = std::conditional_t<stores == EventStores::Streamed,
+                                                     StreamedWordStore, format::PlainWordStore>;
                 if (format::decodeEventBody(body.data(), body.data() + body.size(), readable,
                                             b.events[b.event_count], b.coder, WordStore{}))
                     [[likely]] {
