@@ -177,24 +177,9 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
     }
 }
 
-void Analysis::onEvent(uint32_t process, const format::Event& e) {
-    ProcessData& p = *processes_[process];
-    ++events_;
-    if (p.events++ == 0) {
-        p.first_time_ns = e.time_ns;
-    }
-    p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
-    p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
-    p.allocation_requests += makesAllocationRequest(e);
+void Analysis::onBlockOrPhaseEvent(ProcessData& p, uint32_t process, const format::Event& e) {
     if (e.op == Op::Block) {
         onBlockEvent(p, process, e);
-        return;
-    }
-    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
-    if (p.phase_tracker->current() == kNoPhase) {
-        if (p.lifetimes->onEvent(e)) {
-            onFailure(process, e);
-        }
         return;
     }
     // Inside a phase: what this event did is the change in the process's counters.

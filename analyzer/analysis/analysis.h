@@ -12,10 +12,12 @@
 #include "analysis/lifetimes.h"
 #include "analysis/live_accounting.h"
 #include "analysis/phase_tracker.h"
+#include "analysis/whatif/request_stream.h"
 #include "model/moment.h"
 #include "read/record.h"
 #include "read/trace_reader.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -197,7 +199,27 @@ class Analysis {
 
   private:
     void onOtherRecord(uint32_t process, const Record& r);
-    void onEvent(uint32_t process, const format::Event& e);
+    // Inline: every event comes here; one outside any phase and not a block event (all of an
+    // allocation loop's) goes straight to the process's lifetimes, the others out of line.
+    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
+    [[gnu::always_inline]] void onEvent(uint32_t process, const format::Event& e) {
+        ProcessData& p = *processes_[process];
+        ++events_;
+        if (p.events++ == 0) {
+            p.first_time_ns = e.time_ns;
+        }
+        p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
+        p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
+        p.allocation_requests += makesAllocationRequest(e);
+        if (e.op != format::Op::Block && p.phase_tracker->current() == kNoPhase) [[likely]] {
+            if (p.lifetimes->onEvent(e)) {
+                onFailure(process, e);
+            }
+            return;
+        }
+        onBlockOrPhaseEvent(p, process, e);
+    }
+    void onBlockOrPhaseEvent(ProcessData& p, uint32_t process, const format::Event& e);
     void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);
     void onPeakSnapshot(const PeakPoint& peak);

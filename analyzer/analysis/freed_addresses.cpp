@@ -33,26 +33,4 @@ void FreedAddresses::store() {
     }
 }
 
-void FreedAddresses::remember(uint64_t address, uint32_t allocation_stack, format::Api api,
-                              bool by_teardown, uint32_t gaps) {
-    auto set = [&](Freed& f) {
-        f.allocation_stack = allocation_stack;
-        f.api = api;
-        f.by_teardown = by_teardown;
-        f.gaps = gaps;
-    };
-    if (pending_ && pending_address_ == address) {
-        set(pending_value_); // remembered again: still aside
-        return;
-    }
-    store();
-    if (Freed* known = map_.find(address)) {
-        set(*known); // no new place in the FIFO
-        return;
-    }
-    pending_ = true;
-    pending_address_ = address;
-    set(pending_value_);
-}
-
 } // namespace gmt::analyzer

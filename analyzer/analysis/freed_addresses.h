@@ -37,9 +37,27 @@ class FreedAddresses {
     // An allocation at `address` ended. Its facts come as separate values: a Freed built
     // by the caller from its fields, then read back whole (by reference, or packed into
     // registers), is a wide load of narrow stores just made, which stalls on store
-    // forwarding, and every free comes here.
+    // forwarding, and every free comes here. Inline for the same reason; most find nothing
+    // pending (the allocation after the last free took its address again).
     void remember(uint64_t address, uint32_t allocation_stack, format::Api api, bool by_teardown,
-                  uint32_t gaps);
+                  uint32_t gaps) {
+        Freed* f = &pending_value_;
+        if (!pending_ || pending_address_ != address) {
+            if (pending_) {
+                store();
+            }
+            f = map_.find(address); // known: no new place in the FIFO
+            if (!f) {
+                pending_ = true;
+                pending_address_ = address;
+                f = &pending_value_;
+            }
+        } // else remembered again: still aside
+        f->allocation_stack = allocation_stack;
+        f->api = api;
+        f->by_teardown = by_teardown;
+        f->gaps = gaps;
+    }
     void remember(uint64_t address, const Freed& f) {
         remember(address, f.allocation_stack, f.api, f.by_teardown, f.gaps);
     }
@@ -59,6 +77,7 @@ class FreedAddresses {
     }
 
   private:
+    // Moves the pending address into the map and the FIFO.
     void store();
     FlatMap<Freed> map_;
     // The last address remembered, in neither map_ nor the FIFO yet.

@@ -241,7 +241,7 @@ bool mayEnd(Op op) {
 
 } // namespace
 
-bool Lifetimes::onEvent(const Event& e) {
+bool Lifetimes::onOtherEvent(const Event& e) {
     if (mayEnd(e.op)) {
         gate();
     }
@@ -436,7 +436,10 @@ void Lifetimes::addAllocation(const Event& e) {
     }
 }
 
-void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown) {
+// Inline into its two callers: every free ends here, and the call's entry and exit (the
+// registers saved and restored) cost as much as some of its parts.
+[[gnu::always_inline]] inline void Lifetimes::endAllocation(const Allocation& a, uint64_t time_ns,
+                                                            bool by_teardown) {
     accounting_.remove(charge(a), time_ns);
     notifyEnded(time_ns, by_teardown ? LifetimeEnd::Teardown : LifetimeEnd::Freed, a);
     if (a.kind != Kind::HostPinned) {

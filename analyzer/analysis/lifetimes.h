@@ -156,7 +156,22 @@ class Lifetimes {
     // unmap, address free, teardown) before anything of it is applied, and an end that an
     // event implies without naming it (implicitEnd(): a lost free's allocation replaced)
     // before it is made.
-    bool onEvent(const format::Event& e);
+    // Successful allocations and frees, what an allocation loop is made of, are dispatched
+    // inline; every other event out of line.
+    bool onEvent(const format::Event& e) {
+        if (e.op == format::Op::Alloc && e.result == 0) [[likely]] {
+            event_ = &e;
+            addAllocation(e);
+            return false;
+        }
+        if (e.op == format::Op::Free) [[likely]] {
+            gate(); // a free may end memory
+            event_ = &e;
+            onFree(e);
+            return false;
+        }
+        return onOtherEvent(e);
+    }
     // Allocations an aggregated trace folded (allocated and freed, alive at no moment the
     // report describes): counted, at their site, as allocated and freed.
     void addFolded(const format::SiteTotals& folded);
@@ -209,6 +224,7 @@ class Lifetimes {
                       a.size,   a.site};
     }
     Charge charge(const PhysicalHandle& h) const;
+    bool onOtherEvent(const format::Event& e);
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
