@@ -225,10 +225,9 @@ namespace {
 
 // What may end memory or address space. The peak's live set lasts until the first of these;
 // its snapshot (sites, fragmentation) is taken right before, so it includes mappings made
-// on the plateau.
+// on the plateau. (A free, the most common of them, is gated by Lifetimes::onEvent.)
 bool mayEnd(Op op) {
     switch (op) {
-    case Op::Free:
     case Op::VmmRelease:
     case Op::VmmUnmap:
     case Op::VmmAddressFree:
@@ -247,15 +246,10 @@ bool Lifetimes::onOtherEvent(const Event& e) {
     }
     event_ = &e;
     switch (e.op) {
-    case Op::Alloc:
-        if (e.result != 0) {
-            ++counters_.failed_allocations;
-            return true;
-        }
-        addAllocation(e);
-        return false;
-    case Op::Free:
-        onFree(e);
+    case Op::Alloc: // a failed one: onEvent() applies the others
+        ++counters_.failed_allocations;
+        return true;
+    case Op::Free: // onEvent() applies every free
         return false;
     case Op::VmmReserve:
         if (e.result == 0) {

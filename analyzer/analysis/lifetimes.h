@@ -165,7 +165,7 @@ class Lifetimes {
             return false;
         }
         if (e.op == format::Op::Free) [[likely]] {
-            gate(); // a free may end memory
+            gate(); // a free may end memory (the others that may: mayEnd(), lifetimes.cpp)
             event_ = &e;
             onFree(e);
             return false;
