@@ -3,6 +3,7 @@
 #include "base/saturating.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace gmt::analyzer {
 
@@ -363,7 +364,7 @@ void Lifetimes::addFolded(const format::SiteTotals& folded) {
     const auto kind = static_cast<Kind>(folded.kind);
     counters_.allocations += folded.allocations;
     counters_.frees += folded.allocations;
-    const size_t k = static_cast<size_t>(kind) % kKindCount;
+    const size_t k = kindIndex(kind);
     counters_.allocations_by_kind[k] += folded.allocations;
     counters_.largest_by_kind[k] = std::max(counters_.largest_by_kind[k], folded.largest);
     accounting_.addFolded(
@@ -378,7 +379,7 @@ void Lifetimes::addAllocation(const Event& e) {
     const Kind kind = e.kind == Kind::None ? Kind::Device : e.kind;
     const uint64_t extent = std::max(e.size, e.actual_size);
     ++counters_.allocations;
-    const size_t k = static_cast<size_t>(kind) % kKindCount;
+    const size_t k = kindIndex(kind);
     ++counters_.allocations_by_kind[k];
     counters_.largest_by_kind[k] = std::max(counters_.largest_by_kind[k], e.size);
     teardown_.learnContext(e.context, e.device);
@@ -660,18 +661,23 @@ void Lifetimes::onFree(const Event& e) {
         return; // the driver refused: the allocation is still there
     }
     ++counters_.frees;
-    Allocation a = *found;
     teardown_.unlink(*found);
+    // A pointer's node stays (logically erased, waiting for a reuse: see settlePendingFree),
+    // so its allocation is read in place; only an array's entry goes now and is copied
+    // first. Every free came through a copy of the whole allocation before.
+    std::optional<Allocation> erased;
+    const Allocation* ending = found;
     if (in_arrays) {
-        arrays_.erase(a.address);
+        erased = *found;
+        ending = &*erased;
+        arrays_.erase(erased->address);
     } else {
-        // Logically erased now; the node waits for a reuse (see settlePendingFree).
         PointerMap::iterator node = *found_pointer; // before settling moves the index
         settlePendingFreeNow();
         pending_free_ = true;
         pending_free_it_ = node;
     }
-    endAllocation(a, e.time_ns, false);
+    endAllocation(*ending, e.time_ns, false);
 }
 
 void Lifetimes::onTeardown(const Event& e) {

@@ -28,6 +28,11 @@ uint32_t LiveAccounting::findSite(uint64_t key) {
     return *index;
 }
 
+void LiveAccounting::markDirty(uint32_t index) {
+    sites_[index].dirty = true;
+    dirty_.push_back(index);
+}
+
 LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
     DeviceSlot& d = device_slot_;
     d.valid = true;
@@ -75,135 +80,49 @@ void LiveAccounting::addFolded(const Charge& c, uint64_t allocations) {
     allocated.allocations += allocations;
 }
 
-uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
-    size_t k = index(c.kind);
-    if (c.resident || c.kind == format::Kind::HostPinned) {
+void LiveAccounting::addElsewhere(const Charge& c, uint64_t time_ns) {
+    if (c.kind == format::Kind::HostPinned) {
+        const size_t k = kindIndex(c.kind);
         addSaturating(kind_live_[k], c.bytes);
         if (kind_live_[k] > kind_peak_[k].bytes) {
             kind_peak_[k] = {kind_live_[k], time_ns};
         }
     }
-    if (!c.resident) {
-        SiteLive& allocated = sites_[siteIndex(c)].allocated;
-        addSaturating(allocated.bytes, c.bytes);
-        allocated.allocations += 1;
-        if (c.kind == format::Kind::HostPinned) {
-            recordHost(time_ns);
-        }
-        return kNoSite;
+    SiteLive& allocated = sites_[siteIndex(c)].allocated;
+    addSaturating(allocated.bytes, c.bytes);
+    allocated.allocations += 1;
+    if (c.kind == format::Kind::HostPinned) {
+        recordHost(time_ns);
     }
-    sampleMoment(time_ns);
-    if (c.process >= process_live_.size()) {
-        process_live_.resize(c.process + 1);
-        process_peak_.resize(c.process + 1);
-        process_devices_.resize(c.process + 1);
-        last_pd_ = nullptr;
-    }
-    addSaturating(process_live_[c.process], c.bytes);
-    process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
-    ProcessDevice& pd = processDevice(c.process, c.device);
-    addSaturating(pd.live, c.bytes);
-    pd.peak = std::max(pd.peak, pd.live);
-    const uint32_t site = siteIndex(c);
-    Site& s = touch(site);
-    addSaturating(s.now.bytes, c.bytes);
-    s.now.allocations += 1;
-    SiteHistory& h = s.history;
-    if (h.allocations++ == 0) {
-        h.first_ns = time_ns;
-    }
-    h.last_ns = time_ns;
-    if (s.now.bytes > h.max_bytes) {
-        h.max_bytes = s.now.bytes;
-        ++h.new_maxima;
-        h.last_max_ns = time_ns;
-    }
-    if (observer_) {
-        observer_->onCharge(c, true, time_ns);
-    }
-    addSaturating(s.allocated.bytes, c.bytes);
-    s.allocated.allocations += 1;
-    if (s.live_slot == UINT32_MAX) {
-        s.live_slot = static_cast<uint32_t>(live_sites_.size());
-        live_sites_.push_back(site);
-    }
-    DeviceSlot& d = deviceSlot(c.device);
-    if (d.site_timeline) {
-        d.site_timeline->change(s.key, c.bytes, true);
-    }
-    uint64_t& dev = *d.live;
-    addSaturating(dev, c.bytes);
-    addSaturating((*d.kinds)[k], c.bytes);
-    if (!d.peak) {
-        d.peak = &device_peak_[c.device];
-    }
-    PeakPoint& dp = *d.peak;
-    if (dev > dp.bytes) {
-        dp = {dev, time_ns};
-    }
-    d.timeline->record(time_ns, dev);
-    recordDetail(d, time_ns);
-    addSaturating(total_, c.bytes);
-    if (total_ > peak_.bytes) {
-        peak_ = {total_, time_ns};
-        pending_ = true;
-    }
-    return site;
 }
 
-void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
-    size_t k = index(c.kind);
-    if (c.resident || c.kind == format::Kind::HostPinned) {
-        subtractSaturating(kind_live_[k], c.bytes);
-    }
-    if (!c.resident) {
-        if (c.kind == format::Kind::HostPinned) {
-            if (batch_) {
-                host_changed_ = true;
-            } else {
-                recordHost(time_ns);
-            }
-        }
+void LiveAccounting::removeElsewhere(const Charge& c, uint64_t time_ns) {
+    if (c.kind != format::Kind::HostPinned) {
         return;
     }
-    settle();
-    sampleMoment(time_ns);
-    if (c.process < process_live_.size()) {
-        uint64_t& p = process_live_[c.process];
-        subtractSaturating(p, c.bytes);
-        ProcessDevice& pd = processDevice(c.process, c.device);
-        subtractSaturating(pd.live, c.bytes);
+    subtractSaturating(kind_live_[kindIndex(c.kind)], c.bytes);
+    if (batch_) {
+        host_changed_ = true;
+    } else {
+        recordHost(time_ns);
     }
-    const uint32_t site = siteIndex(c);
-    Site& s = touch(site);
-    subtractSaturating(s.now.bytes, c.bytes);
-    s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
-    if (observer_) {
-        observer_->onCharge(c, false, time_ns);
+}
+
+void LiveAccounting::notify(Charge c, bool added, uint64_t time_ns) {
+    observer_->onCharge(c, added, time_ns);
+}
+
+void LiveAccounting::addProcess(uint32_t process) {
+    process_live_.resize(process + 1);
+    process_peak_.resize(process + 1);
+    process_devices_.resize(process + 1);
+    last_pd_ = nullptr;
+}
+
+void LiveAccounting::noteBatchDevice(int device) {
+    if (std::find(batch_devices_.begin(), batch_devices_.end(), device) == batch_devices_.end()) {
+        batch_devices_.push_back(device);
     }
-    if (s.now.allocations == 0 && s.live_slot != UINT32_MAX) {
-        const uint32_t last = live_sites_.back();
-        live_sites_[s.live_slot] = last;
-        sites_[last].live_slot = s.live_slot;
-        live_sites_.pop_back();
-        s.live_slot = UINT32_MAX;
-    }
-    DeviceSlot& d = deviceSlot(c.device);
-    if (d.site_timeline) {
-        d.site_timeline->change(s.key, c.bytes, false);
-    }
-    uint64_t& dev = *d.live;
-    subtractSaturating(dev, c.bytes);
-    uint64_t& level = (*d.kinds)[k];
-    subtractSaturating(level, c.bytes);
-    if (!batch_) {
-        d.timeline->record(time_ns, dev);
-        recordDetail(d, time_ns);
-    } else if (std::find(batch_devices_.begin(), batch_devices_.end(), c.device) ==
-               batch_devices_.end()) {
-        batch_devices_.push_back(c.device);
-    }
-    subtractSaturating(total_, c.bytes);
 }
 
 void LiveAccounting::endRemovals(uint64_t time_ns) {
@@ -225,7 +144,7 @@ void LiveAccounting::recordHost(uint64_t time_ns) {
         return;
     }
     KindLevels levels{};
-    levels[index(format::Kind::HostPinned)] = kind_live_[index(format::Kind::HostPinned)];
+    levels[kindIndex(format::Kind::HostPinned)] = kind_live_[kindIndex(format::Kind::HostPinned)];
     kind_timelines_.try_emplace(kHostDevice, detail_.kind_timeline_points)
         .first->second.record(time_ns, levels);
 }

@@ -11,9 +11,11 @@
 #include "analysis/site_timeline.h"
 #include "analysis/timeline.h"
 #include "base/flat_map.h"
+#include "base/saturating.h"
 
 #include <gpumemtrace/format/event.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -76,7 +78,9 @@ class LiveAccounting {
     ~LiveAccounting();
 
     // add returns the index of the allocation's site counter (kNoSite when it is not
-    // resident), to pass back in Charge::site when it is removed.
+    // resident), to pass back in Charge::site when it is removed. add and remove are
+    // inline (below the class): every allocation and free comes through them, and a
+    // call's entry and exit cost as much as some of the levels they update.
     uint32_t add(const Charge& c, uint64_t time_ns);
     // `allocations` made and freed at c's site, c.bytes in all, that were never replayed
     // (an aggregated trace folded them): they count in what the site allocated only.
@@ -121,7 +125,7 @@ class LiveAccounting {
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
-    const PeakPoint& kindPeak(format::Kind k) const { return kind_peak_[index(k)]; }
+    const PeakPoint& kindPeak(format::Kind k) const { return kind_peak_[kindIndex(k)]; }
     // (process << 32 | stack) -> live at the peak, for sites with bytes there.
     std::vector<std::pair<uint64_t, SiteLive>> peakSites() const;
     const std::map<int, Timeline>& timelines() const { return timelines_; }
@@ -164,10 +168,6 @@ class LiveAccounting {
         KindTimeline* kind_timeline = nullptr; // null unless kept
         SiteTimeline* site_timeline = nullptr; // null unless kept
     };
-    static size_t index(format::Kind k) {
-        auto i = static_cast<size_t>(k);
-        return i < kKindCount ? i : 0;
-    }
     // The per-event helpers are inline, their rare cases out of line.
     uint32_t siteIndex(const Charge& c) {
         if (c.site != kNoSite) {
@@ -179,14 +179,15 @@ class LiveAccounting {
         return hit.index != kNoSite && hit.key == key ? hit.index : findSite(key);
     }
     uint32_t findSite(uint64_t key);
-    Site& touch(uint32_t index) {
+    // Marks the site changed since the peak snapshot; most often it already is.
+    [[gnu::always_inline]] Site& touch(uint32_t index) {
         Site& s = sites_[index];
         if (!s.dirty) {
-            s.dirty = true;
-            dirty_.push_back(index);
+            markDirty(index);
         }
         return s;
     }
+    void markDirty(uint32_t index);
     DeviceSlot& deviceSlot(int device) {
         return device_slot_.valid && device_slot_.device == device ? device_slot_
                                                                    : switchDevice(device);
@@ -209,6 +210,16 @@ class LiveAccounting {
         }
     }
     void recordHost(uint64_t time_ns);
+    // The rare cases of add() and remove(), out of line: memory that is not device-resident
+    // (pinned host memory, a host-located handle), a process seen for the first time, a
+    // removal inside a batch.
+    void addElsewhere(const Charge& c, uint64_t time_ns);
+    void removeElsewhere(const Charge& c, uint64_t time_ns);
+    void addProcess(uint32_t process);
+    // Out of line, with its own copy of the charge: were the caller's charge passed by
+    // reference, the inlined add() or remove() would have to build it in memory first.
+    void notify(Charge c, bool added, uint64_t time_ns);
+    void noteBatchDevice(int device);
 
     size_t timeline_points_;
     AccountingDetail detail_;
@@ -255,5 +266,114 @@ class LiveAccounting {
     bool host_changed_ = false;      // pinned host memory ended in the batch
     std::vector<int> batch_devices_; // devices whose level changed in the batch
 };
+
+[[gnu::always_inline]] inline uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
+    if (!c.resident) {
+        addElsewhere(c, time_ns);
+        return kNoSite;
+    }
+    const size_t k = kindIndex(c.kind);
+    addSaturating(kind_live_[k], c.bytes);
+    if (kind_live_[k] > kind_peak_[k].bytes) {
+        kind_peak_[k] = {kind_live_[k], time_ns};
+    }
+    sampleMoment(time_ns);
+    if (c.process >= process_live_.size()) {
+        addProcess(c.process);
+    }
+    addSaturating(process_live_[c.process], c.bytes);
+    process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
+    ProcessDevice& pd = processDevice(c.process, c.device);
+    addSaturating(pd.live, c.bytes);
+    pd.peak = std::max(pd.peak, pd.live);
+    const uint32_t site = siteIndex(c);
+    Site& s = touch(site);
+    addSaturating(s.now.bytes, c.bytes);
+    s.now.allocations += 1;
+    SiteHistory& h = s.history;
+    if (h.allocations++ == 0) {
+        h.first_ns = time_ns;
+    }
+    h.last_ns = time_ns;
+    if (s.now.bytes > h.max_bytes) {
+        h.max_bytes = s.now.bytes;
+        ++h.new_maxima;
+        h.last_max_ns = time_ns;
+    }
+    if (observer_) {
+        notify(c, true, time_ns);
+    }
+    addSaturating(s.allocated.bytes, c.bytes);
+    s.allocated.allocations += 1;
+    if (s.live_slot == UINT32_MAX) {
+        s.live_slot = static_cast<uint32_t>(live_sites_.size());
+        live_sites_.push_back(site);
+    }
+    DeviceSlot& d = deviceSlot(c.device);
+    if (d.site_timeline) {
+        d.site_timeline->change(s.key, c.bytes, true);
+    }
+    uint64_t& dev = *d.live;
+    addSaturating(dev, c.bytes);
+    addSaturating((*d.kinds)[k], c.bytes);
+    if (!d.peak) {
+        d.peak = &device_peak_[c.device];
+    }
+    PeakPoint& dp = *d.peak;
+    if (dev > dp.bytes) {
+        dp = {dev, time_ns};
+    }
+    d.timeline->record(time_ns, dev);
+    recordDetail(d, time_ns);
+    addSaturating(total_, c.bytes);
+    if (total_ > peak_.bytes) {
+        peak_ = {total_, time_ns};
+        pending_ = true;
+    }
+    return site;
+}
+
+[[gnu::always_inline]] inline void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
+    if (!c.resident) {
+        removeElsewhere(c, time_ns);
+        return;
+    }
+    const size_t k = kindIndex(c.kind);
+    subtractSaturating(kind_live_[k], c.bytes);
+    settle();
+    sampleMoment(time_ns);
+    if (c.process < process_live_.size()) {
+        subtractSaturating(process_live_[c.process], c.bytes);
+        subtractSaturating(processDevice(c.process, c.device).live, c.bytes);
+    }
+    const uint32_t site = siteIndex(c);
+    Site& s = touch(site);
+    subtractSaturating(s.now.bytes, c.bytes);
+    s.now.allocations -= std::min<uint64_t>(s.now.allocations, 1);
+    if (observer_) {
+        notify(c, false, time_ns);
+    }
+    if (s.now.allocations == 0 && s.live_slot != UINT32_MAX) {
+        const uint32_t last = live_sites_.back();
+        live_sites_[s.live_slot] = last;
+        sites_[last].live_slot = s.live_slot;
+        live_sites_.pop_back();
+        s.live_slot = UINT32_MAX;
+    }
+    DeviceSlot& d = deviceSlot(c.device);
+    if (d.site_timeline) {
+        d.site_timeline->change(s.key, c.bytes, false);
+    }
+    uint64_t& dev = *d.live;
+    subtractSaturating(dev, c.bytes);
+    subtractSaturating((*d.kinds)[k], c.bytes);
+    if (!batch_) {
+        d.timeline->record(time_ns, dev);
+        recordDetail(d, time_ns);
+    } else {
+        noteBatchDevice(c.device);
+    }
+    subtractSaturating(total_, c.bytes);
+}
 
 } // namespace gmt::analyzer

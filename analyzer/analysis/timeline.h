@@ -6,6 +6,8 @@
 // thousands of devices).
 #pragma once
 
+#include <gpumemtrace/format/event.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -204,6 +206,13 @@ class Timeline {
 };
 
 inline constexpr size_t kKindCount = 7; // indexed by format::Kind
+// A kind's slot in per-kind figures: a value the format does not define (a crafted trace;
+// blocks are never counted by kind) goes to None's. A comparison, not a remainder: every
+// allocation and free computes it.
+constexpr size_t kindIndex(format::Kind k) {
+    const auto i = static_cast<size_t>(k);
+    return i < kKindCount ? i : 0;
+}
 using KindLevels = std::array<uint64_t, kKindCount>;
 
 // One device's live bytes by kind over time: each bucket keeps the levels of every kind at
