@@ -3,7 +3,6 @@
 #include "base/saturating.h"
 
 #include <algorithm>
-#include <optional>
 
 namespace gmt::analyzer {
 
@@ -662,22 +661,19 @@ void Lifetimes::onFree(const Event& e) {
     }
     ++counters_.frees;
     teardown_.unlink(*found);
-    // A pointer's node stays (logically erased, waiting for a reuse: see settlePendingFree),
-    // so its allocation is read in place; only an array's entry goes now and is copied
-    // first. Every free came through a copy of the whole allocation before.
-    std::optional<Allocation> erased;
-    const Allocation* ending = found;
-    if (in_arrays) {
-        erased = *found;
-        ending = &*erased;
-        arrays_.erase(erased->address);
-    } else {
+    // The allocation is ended where it is stored, not from a copy (every free came through
+    // a copy of the whole allocation before): a pointer's node stays, logically erased,
+    // until a reuse or the next free (see settlePendingFree); an array's entry goes after.
+    if (!in_arrays) {
         PointerMap::iterator node = *found_pointer; // before settling moves the index
         settlePendingFreeNow();
         pending_free_ = true;
         pending_free_it_ = node;
     }
-    endAllocation(*ending, e.time_ns, false);
+    endAllocation(*found, e.time_ns, false);
+    if (in_arrays) {
+        arrays_.erase(e.address); // found's key
+    }
 }
 
 void Lifetimes::onTeardown(const Event& e) {

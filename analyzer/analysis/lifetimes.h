@@ -289,8 +289,7 @@ class Lifetimes {
     void leak(const LeakKey& key, uint64_t bytes, int device, bool uncertain);
     // Inline: every allocation and free updates it, mostly on the device of the last.
     uint64_t& liveOn(int device) {
-        return live_device_bytes_ && live_device_ == device ? *live_device_bytes_
-                                                            : liveOnSlow(device);
+        return live_device_ == device ? *live_device_bytes_ : liveOnSlow(device);
     }
     uint64_t& liveOnSlow(int device);
 
@@ -332,7 +331,7 @@ class Lifetimes {
     PointerMap::iterator hint_; // upper bound of the last erased address, while unchanged
     bool pending_free_ = false;
     PointerMap::iterator pending_free_it_;
-    int live_device_ = 0;
+    int64_t live_device_ = INT64_MIN;       // no device has it: none asked for yet
     uint64_t* live_device_bytes_ = nullptr; // live_by_device_[live_device_] (nodes are stable)
     std::unordered_map<uint64_t, Allocation> arrays_;
     std::map<uint64_t, Reservation> reservations_;

@@ -35,7 +35,6 @@ void LiveAccounting::markDirty(uint32_t index) {
 
 LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
     DeviceSlot& d = device_slot_;
-    d.valid = true;
     d.device = device;
     d.live = &device_live_[device];
     d.timeline = &timelines_.try_emplace(device, timeline_points_).first->second;
@@ -57,7 +56,7 @@ LiveAccounting::DeviceSlot& LiveAccounting::switchDevice(int device) {
 
 LiveAccounting::ProcessDevice& LiveAccounting::findProcessDevice(uint32_t process, int device) {
     std::vector<ProcessDevice>& devices = process_devices_[process];
-    last_pd_process_ = process;
+    last_pd_key_ = processDeviceKey(process, device);
     for (ProcessDevice& d : devices) {
         if (d.device == device) {
             last_pd_ = &d;
@@ -116,7 +115,7 @@ void LiveAccounting::addProcess(uint32_t process) {
     process_live_.resize(process + 1);
     process_peak_.resize(process + 1);
     process_devices_.resize(process + 1);
-    last_pd_ = nullptr;
+    last_pd_key_ = kNoProcessDevice;
 }
 
 void LiveAccounting::noteBatchDevice(int device) {

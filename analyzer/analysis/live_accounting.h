@@ -159,8 +159,8 @@ class LiveAccounting {
     };
     // The per-device counters of the device last charged (std::map nodes do not move).
     struct DeviceSlot {
-        int device = 0;
-        bool valid = false;
+        // The device, or a value no device has (none charged yet): one comparison tells.
+        int64_t device = INT64_MIN;
         uint64_t* live = nullptr;
         PeakPoint* peak = nullptr; // created by add() only, as device_peak_[] was
         Timeline* timeline = nullptr;
@@ -189,8 +189,7 @@ class LiveAccounting {
     }
     void markDirty(uint32_t index);
     DeviceSlot& deviceSlot(int device) {
-        return device_slot_.valid && device_slot_.device == device ? device_slot_
-                                                                   : switchDevice(device);
+        return device_slot_.device == device ? device_slot_ : switchDevice(device);
     }
     DeviceSlot& switchDevice(int device);
     void snapshot();
@@ -232,14 +231,20 @@ class LiveAccounting {
     // Inline: every resident allocation and free updates it, mostly for the (process,
     // device) of the last; a search of the process's list only when that changes.
     ProcessDevice& processDevice(uint32_t process, int device) {
-        return last_pd_ && last_pd_process_ == process && last_pd_->device == device
+        return last_pd_key_ == processDeviceKey(process, device)
                    ? *last_pd_
                    : findProcessDevice(process, device);
     }
+    static uint64_t processDeviceKey(uint32_t process, int device) {
+        return (uint64_t{process} << 32) | static_cast<uint32_t>(device);
+    }
     ProcessDevice& findProcessDevice(uint32_t process, int device);
-    // The entry processDevice() returned last; reset whenever a list grows (it may move).
+    // The entry processDevice() returned last and its key; the key is reset whenever a list
+    // grows (the entry may move) to one no (process, device) has: a process's index is
+    // below the number of traces, never UINT32_MAX.
+    static constexpr uint64_t kNoProcessDevice = UINT64_MAX;
     ProcessDevice* last_pd_ = nullptr;
-    uint32_t last_pd_process_ = 0;
+    uint64_t last_pd_key_ = kNoProcessDevice;
     std::map<int, uint64_t> device_live_;
     std::map<int, PeakPoint> device_peak_;
     std::array<uint64_t, kKindCount> kind_live_{};
