@@ -80,17 +80,11 @@ void LiveAccounting::addFolded(const Charge& c, uint64_t allocations) {
 }
 
 void LiveAccounting::addElsewhere(const Charge& c, uint64_t time_ns) {
-    if (c.kind == format::Kind::HostPinned) {
-        const size_t k = kindIndex(c.kind);
-        addSaturating(kind_live_[k], c.bytes);
-        if (kind_live_[k] > kind_peak_[k].bytes) {
-            kind_peak_[k] = {kind_live_[k], time_ns};
-        }
-    }
     SiteLive& allocated = sites_[siteIndex(c)].allocated;
     addSaturating(allocated.bytes, c.bytes);
     allocated.allocations += 1;
     if (c.kind == format::Kind::HostPinned) {
+        addToKind(kindIndex(c.kind), c.bytes, time_ns);
         recordHost(time_ns);
     }
 }

@@ -209,6 +209,13 @@ class LiveAccounting {
         }
     }
     void recordHost(uint64_t time_ns);
+    // The by-kind level and its peak: device-resident memory and pinned host memory.
+    void addToKind(size_t k, uint64_t bytes, uint64_t time_ns) {
+        addSaturating(kind_live_[k], bytes);
+        if (kind_live_[k] > kind_peak_[k].bytes) {
+            kind_peak_[k] = {kind_live_[k], time_ns};
+        }
+    }
     // The rare cases of add() and remove(), out of line: memory that is not device-resident
     // (pinned host memory, a host-located handle), a process seen for the first time, a
     // removal inside a batch.
@@ -278,10 +285,7 @@ class LiveAccounting {
         return kNoSite;
     }
     const size_t k = kindIndex(c.kind);
-    addSaturating(kind_live_[k], c.bytes);
-    if (kind_live_[k] > kind_peak_[k].bytes) {
-        kind_peak_[k] = {kind_live_[k], time_ns};
-    }
+    addToKind(k, c.bytes, time_ns);
     sampleMoment(time_ns);
     if (c.process >= process_live_.size()) {
         addProcess(c.process);
