@@ -178,6 +178,7 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
 }
 
 void Analysis::onBlockOrPhaseEvent(ProcessData& p, uint32_t process, const format::Event& e) {
+    p.allocation_requests += makesAllocationRequest(e);
     if (e.op == Op::Block) {
         onBlockEvent(p, process, e);
         return;

@@ -131,9 +131,12 @@ struct ProcessData {
     std::optional<GrowthResult> growth; // set by analyzeGrowth (growth_analysis.h)
     MissingEvents missing;
     bool ended = false; // endProcess() was called: its memory no longer counts as live
-    uint64_t first_time_ns = 0;
+    // The earliest event's time, UINT64_MAX before the first (firstTime() says 0 then): the
+    // earliest is then kept by one comparison per event, without testing for the first.
+    uint64_t first_time_ns = UINT64_MAX;
     uint64_t last_time_ns = 0;
     uint64_t events = 0;
+    uint64_t firstTime() const { return events ? first_time_ns : 0; }
     // Its events that the what-if replay reads as allocation requests
     // (makesAllocationRequest): at least this many requests, known without reading again.
     uint64_t allocation_requests = 0;
@@ -205,13 +208,11 @@ class Analysis {
     [[gnu::always_inline]] void onEvent(uint32_t process, const format::Event& e) {
         ProcessData& p = *processes_[process];
         ++events_;
-        if (p.events++ == 0) {
-            p.first_time_ns = e.time_ns;
-        }
+        ++p.events;
         p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
         p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
-        p.allocation_requests += makesAllocationRequest(e);
         if (e.op != format::Op::Block && p.phase_tracker->current() == kNoPhase) [[likely]] {
+            p.allocation_requests += makesCallRequest(e);
             if (p.lifetimes->onEvent(e)) {
                 onFailure(process, e);
             }

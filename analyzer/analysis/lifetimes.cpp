@@ -152,14 +152,6 @@ Lifetimes::PointerMap::iterator Lifetimes::erasePointer(PointerMap::iterator it)
     return next;
 }
 
-Lifetimes::PointerMap::iterator* Lifetimes::findPointer(uint64_t address) {
-    PointerMap::iterator* it = pointer_index_.find(address);
-    if (it && pending_free_ && *it == pending_free_it_) {
-        return nullptr; // freed: its node only waits to be reused or erased
-    }
-    return it;
-}
-
 uint64_t Lifetimes::liveDeviceBytes(int device) const {
     auto it = live_by_device_.find(device);
     return it == live_by_device_.end() ? 0 : it->second;
@@ -318,20 +310,32 @@ bool Lifetimes::onOtherEvent(const Event& e) {
 // Makes room in pointers_ for an allocation of `extent` bytes at `address`, first ending
 // (as implicit ends) the live allocations it overlaps. Returns the stored allocation for
 // the caller to fill and link (its values are stale, it is in no teardown list).
-Allocation& Lifetimes::placePointer(uint64_t address, uint64_t extent, uint64_t time_ns) {
-    const uint64_t end = address + std::max<uint64_t>(extent, 1);
-    // Reuse of the node freed last, at the same address: the live set is the tree without
-    // that node, whose predecessor ends before this address (live pointers are disjoint),
-    // so only the next node can overlap; when it does not, this is exactly the insertion
-    // below with nothing to end.
+// Inline into its one caller, the reuse of the node freed last at the same address (every
+// allocation loop's) in a few comparisons: the live set is the tree without that node,
+// whose predecessor ends before this address (live pointers are disjoint), so only the next
+// node could overlap, and the freed allocation's own range was clear of it (when its end
+// did not wrap around): an allocation no longer than the freed one takes the node as it
+// is. The rest out of line.
+[[gnu::always_inline]] inline Allocation& Lifetimes::placePointer(uint64_t address, uint64_t extent,
+                                                                  uint64_t time_ns) {
     if (pending_free_ && pending_free_it_->first == address) {
-        // The freed allocation's own range was clear of the next node (when its end did
-        // not wrap around): no need to find the next node when the new one is no longer.
         const uint64_t freed_extent = pending_free_it_->second.extent;
-        const bool fits =
-            extent <= freed_extent && address + std::max<uint64_t>(freed_extent, 1) > address;
-        auto next = fits ? pointers_.end() : std::next(pending_free_it_);
-        if (fits || next == pointers_.end() || next->first >= end) {
+        if (extent <= freed_extent && address + std::max<uint64_t>(freed_extent, 1) > address) {
+            pending_free_ = false;
+            return pending_free_it_->second;
+        }
+    }
+    return placePointerElsewhere(address, extent, time_ns);
+}
+
+Allocation& Lifetimes::placePointerElsewhere(uint64_t address, uint64_t extent, uint64_t time_ns) {
+    const uint64_t end = address + std::max<uint64_t>(extent, 1);
+    // The node freed last, at this address, for an allocation longer than the freed one:
+    // still exactly the insertion below with nothing to end when the next node starts
+    // after its end.
+    if (pending_free_ && pending_free_it_->first == address) {
+        auto next = std::next(pending_free_it_);
+        if (next == pointers_.end() || next->first >= end) {
             pending_free_ = false;
             return pending_free_it_->second;
         }

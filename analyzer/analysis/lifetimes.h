@@ -303,8 +303,16 @@ class Lifetimes {
     PointerMap::iterator insertPointer(PointerMap::iterator hint, uint64_t address);
     PointerMap::iterator erasePointer(PointerMap::iterator it);
     Allocation& placePointer(uint64_t address, uint64_t extent, uint64_t time_ns);
-    // The live pointer allocation at `address`, or null.
-    PointerMap::iterator* findPointer(uint64_t address);
+    // placePointer's cases other than reusing the node freed last as it was (lifetimes.cpp).
+    Allocation& placePointerElsewhere(uint64_t address, uint64_t extent, uint64_t time_ns);
+    // The live pointer allocation at `address`, or null. Inline: every free looks for one.
+    PointerMap::iterator* findPointer(uint64_t address) {
+        PointerMap::iterator* it = pointer_index_.find(address);
+        if (it && pending_free_ && *it == pending_free_it_) {
+            return nullptr; // freed: its node only waits to be reused or erased
+        }
+        return it;
+    }
     // A freed pointer allocation's node stays in the tree, marked, until the next change
     // to the tree: an allocation at the same address that fits before the next node
     // reuses it in place (no erase, no insert, no rebalancing). Everything that reads or

@@ -79,7 +79,7 @@ void LiveAccounting::addFolded(const Charge& c, uint64_t allocations) {
     allocated.allocations += allocations;
 }
 
-void LiveAccounting::addElsewhere(const Charge& c, uint64_t time_ns) {
+void LiveAccounting::addElsewhere(Charge c, uint64_t time_ns) {
     SiteLive& allocated = sites_[siteIndex(c)].allocated;
     addSaturating(allocated.bytes, c.bytes);
     allocated.allocations += 1;
@@ -89,7 +89,7 @@ void LiveAccounting::addElsewhere(const Charge& c, uint64_t time_ns) {
     }
 }
 
-void LiveAccounting::removeElsewhere(const Charge& c, uint64_t time_ns) {
+void LiveAccounting::removeElsewhere(Charge c, uint64_t time_ns) {
     if (c.kind != format::Kind::HostPinned) {
         return;
     }

@@ -80,12 +80,13 @@ class LiveAccounting {
     // add returns the index of the allocation's site counter (kNoSite when it is not
     // resident), to pass back in Charge::site when it is removed. add and remove are
     // inline (below the class): every allocation and free comes through them, and a
-    // call's entry and exit cost as much as some of the levels they update.
-    uint32_t add(const Charge& c, uint64_t time_ns);
+    // call's entry and exit cost as much as some of the levels they update. They take the
+    // charge by value, a copy of the caller's that the compiler may keep in registers.
+    uint32_t add(Charge c, uint64_t time_ns);
     // `allocations` made and freed at c's site, c.bytes in all, that were never replayed
     // (an aggregated trace folded them): they count in what the site allocated only.
     void addFolded(const Charge& c, uint64_t allocations);
-    void remove(const Charge& c, uint64_t time_ns);
+    void remove(Charge c, uint64_t time_ns);
     // Many removals at one moment (a teardown, a process's end): between these, removals
     // leave no timeline points; the end records each device's final level once, so the
     // timeline shows the drop rather than its intermediate states.
@@ -218,9 +219,9 @@ class LiveAccounting {
     }
     // The rare cases of add() and remove(), out of line: memory that is not device-resident
     // (pinned host memory, a host-located handle), a process seen for the first time, a
-    // removal inside a batch.
-    void addElsewhere(const Charge& c, uint64_t time_ns);
-    void removeElsewhere(const Charge& c, uint64_t time_ns);
+    // removal inside a batch. The charge by value, as notify() takes it (below).
+    void addElsewhere(Charge c, uint64_t time_ns);
+    void removeElsewhere(Charge c, uint64_t time_ns);
     void addProcess(uint32_t process);
     // Out of line, with its own copy of the charge: were the caller's charge passed by
     // reference, the inlined add() or remove() would have to build it in memory first.
@@ -279,7 +280,7 @@ class LiveAccounting {
     std::vector<int> batch_devices_; // devices whose level changed in the batch
 };
 
-[[gnu::always_inline]] inline uint32_t LiveAccounting::add(const Charge& c, uint64_t time_ns) {
+[[gnu::always_inline]] inline uint32_t LiveAccounting::add(Charge c, uint64_t time_ns) {
     if (!c.resident) {
         addElsewhere(c, time_ns);
         return kNoSite;
@@ -342,7 +343,7 @@ class LiveAccounting {
     return site;
 }
 
-[[gnu::always_inline]] inline void LiveAccounting::remove(const Charge& c, uint64_t time_ns) {
+[[gnu::always_inline]] inline void LiveAccounting::remove(Charge c, uint64_t time_ns) {
     if (!c.resident) {
         removeElsewhere(c, time_ns);
         return;

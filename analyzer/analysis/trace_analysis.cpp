@@ -82,13 +82,17 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
             analysis.onRecord(s.process, *s.next);
             if (heap.size() == 1 && !before_record) {
                 // Alone (every record of a single trace): its events in order, read in
-                // place from the reader's batch rather than copied into s.next.
-                while (const format::Event* e = s.reader->nextEvent()) {
+                // place from the reader's batch rather than copied into s.next. The reader
+                // and the process held in locals: the calls inside onPlainEvent could
+                // change `s` for all the compiler knows, and it would load them again.
+                TraceReader& reader = *s.reader;
+                const uint32_t process = s.process;
+                while (const format::Event* e = reader.nextEvent()) {
                     if (e->time_ns > until) {
                         stop(s);
                         break;
                     }
-                    analysis.onPlainEvent(s.process, *e);
+                    analysis.onPlainEvent(process, *e);
                 }
             }
             if (s.state == State::Reading) {

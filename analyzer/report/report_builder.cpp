@@ -60,7 +60,7 @@ std::optional<PausedReport> pausedReport(const ProcessData& p, uint64_t end) {
 ProcessReport processReport(const ProcessData& p) {
     const ProcessCounters& c = p.lifetimes->counters();
     ProcessReport r;
-    const uint64_t start = p.header ? p.header->start_mono_ns : p.first_time_ns;
+    const uint64_t start = p.header ? p.header->start_mono_ns : p.firstTime();
     const uint64_t end = p.endTime();
     r.pid = pidOf(p);
     r.command = p.header ? p.header->command : std::string();

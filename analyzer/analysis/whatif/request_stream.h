@@ -78,16 +78,18 @@ inline bool inPrivatePool(const format::Event& e) {
 // is a lower bound on the trace's requests: a report knows a trace is beyond what it
 // replays without reading it again (trace_whatif.h). Beyond 4 billion allocations of a
 // device (32-bit ids) it counts some that are not read; the bound is far below.
+// makesCallRequest: the same for an event known not to be a block event (what the analysis
+// sees of most events, and tests without a second look at the op).
+inline bool makesCallRequest(const format::Event& e) {
+    return cudaDeviceAlloc(e) && e.size <= kMaxRequestBytes;
+}
 inline bool makesAllocationRequest(const format::Event& e) {
-    if (e.size > kMaxRequestBytes) {
-        return false;
+    if (e.op != format::Op::Block) {
+        return makesCallRequest(e);
     }
-    if (e.op == format::Op::Block) {
-        const auto action = static_cast<format::BlockAction>(e.api);
-        return !inPrivatePool(e) &&
-               (action == format::BlockAction::Alloc || action == format::BlockAction::Oom);
-    }
-    return cudaDeviceAlloc(e);
+    const auto action = static_cast<format::BlockAction>(e.api);
+    return e.size <= kMaxRequestBytes && !inPrivatePool(e) &&
+           (action == format::BlockAction::Alloc || action == format::BlockAction::Oom);
 }
 
 struct RequestStream {
