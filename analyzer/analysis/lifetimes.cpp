@@ -318,7 +318,7 @@ bool Lifetimes::onOtherEvent(const Event& e) {
 // is. The rest out of line.
 [[gnu::always_inline]] inline Allocation& Lifetimes::placePointer(uint64_t address, uint64_t extent,
                                                                   uint64_t time_ns) {
-    if (pending_free_ && pending_free_it_->first == address) {
+    if (freedLastAt(address)) {
         const uint64_t freed_extent = pending_free_it_->second.extent;
         if (extent <= freed_extent && address + std::max<uint64_t>(freed_extent, 1) > address) {
             pending_free_ = false;
@@ -333,7 +333,7 @@ Allocation& Lifetimes::placePointerElsewhere(uint64_t address, uint64_t extent, 
     // The node freed last, at this address, for an allocation longer than the freed one:
     // still exactly the insertion below with nothing to end when the next node starts
     // after its end.
-    if (pending_free_ && pending_free_it_->first == address) {
+    if (freedLastAt(address)) {
         auto next = std::next(pending_free_it_);
         if (next == pointers_.end() || next->first >= end) {
             pending_free_ = false;

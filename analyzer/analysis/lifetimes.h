@@ -313,6 +313,10 @@ class Lifetimes {
         }
         return it;
     }
+    // Whether the node freed last (still in the tree, waiting) is at `address`.
+    bool freedLastAt(uint64_t address) const {
+        return pending_free_ && pending_free_it_->first == address;
+    }
     // A freed pointer allocation's node stays in the tree, marked, until the next change
     // to the tree: an allocation at the same address that fits before the next node
     // reuses it in place (no erase, no insert, no rebalancing). Everything that reads or

@@ -72,17 +72,17 @@ inline bool inPrivatePool(const format::Event& e) {
     return e.handle != 0 || e.offset != 0;
 }
 
+// makesAllocationRequest (below) for an event known not to be a block event: what the
+// analysis sees of most events, tested without a second look at the op.
+inline bool makesCallRequest(const format::Event& e) {
+    return cudaDeviceAlloc(e) && e.size <= kMaxRequestBytes;
+}
 // Whether readRequests makes an Alloc or Attempt request of this event (a block allocation
 // or oom outside CUDA graphs' private pools, or a cudaDeviceAlloc, of a size replayed).
 // Counted while the analysis reads a trace (ProcessData::allocation_requests), their number
 // is a lower bound on the trace's requests: a report knows a trace is beyond what it
 // replays without reading it again (trace_whatif.h). Beyond 4 billion allocations of a
 // device (32-bit ids) it counts some that are not read; the bound is far below.
-// makesCallRequest: the same for an event known not to be a block event (what the analysis
-// sees of most events, and tests without a second look at the op).
-inline bool makesCallRequest(const format::Event& e) {
-    return cudaDeviceAlloc(e) && e.size <= kMaxRequestBytes;
-}
 inline bool makesAllocationRequest(const format::Event& e) {
     if (e.op != format::Op::Block) {
         return makesCallRequest(e);
