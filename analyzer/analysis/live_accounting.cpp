@@ -105,6 +105,31 @@ void LiveAccounting::notify(Charge c, bool added, uint64_t time_ns) {
     observer_->onCharge(c, added, time_ns);
 }
 
+const std::vector<LiveAccounting::ProcessDevice>&
+LiveAccounting::processDevices(uint32_t process) const {
+    if (process == derived_process_) {
+        derived_devices_.clear();
+        for (int device : device_order_) {
+            derived_devices_.push_back(
+                {device, device_live_.at(device), device_peak_.at(device).bytes});
+        }
+        return derived_devices_;
+    }
+    static const std::vector<ProcessDevice> none;
+    return process < process_devices_.size() ? process_devices_[process] : none;
+}
+
+void LiveAccounting::separateProcesses() {
+    if (process_live_.empty()) {
+        addProcess(0);
+    }
+    process_live_[0] = total_;
+    process_peak_[0] = peak_.bytes;
+    process_devices_[0] = processDevices(0);
+    last_pd_key_ = kNoProcessDevice;
+    derived_process_ = kNoDerivedProcess;
+}
+
 void LiveAccounting::addProcess(uint32_t process) {
     process_live_.resize(process + 1);
     process_peak_.resize(process + 1);

@@ -107,11 +107,17 @@ class LiveAccounting {
     uint64_t liveBytes() const { return total_; }
     // Device-resident bytes one process holds now.
     uint64_t processLive(uint32_t process) const {
+        if (process == derived_process_) {
+            return total_;
+        }
         return process < process_live_.size() ? process_live_[process] : 0;
     }
     // One process's own device-resident bytes at most, over all devices and per device
     // (what a per-rank table shows, whatever other processes held at the same time).
     uint64_t processPeak(uint32_t process) const {
+        if (process == derived_process_) {
+            return peak_.bytes;
+        }
         return process < process_peak_.size() ? process_peak_[process] : 0;
     }
     struct ProcessDevice {
@@ -119,10 +125,7 @@ class LiveAccounting {
         uint64_t live = 0;
         uint64_t peak = 0;
     };
-    const std::vector<ProcessDevice>& processDevices(uint32_t process) const {
-        static const std::vector<ProcessDevice> none;
-        return process < process_devices_.size() ? process_devices_[process] : none;
-    }
+    const std::vector<ProcessDevice>& processDevices(uint32_t process) const;
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
@@ -223,6 +226,9 @@ class LiveAccounting {
     void addElsewhere(Charge c, uint64_t time_ns);
     void removeElsewhere(Charge c, uint64_t time_ns);
     void addProcess(uint32_t process);
+    // Gives process 0 levels of its own, from the totals it was derived from until now (a
+    // charge of another process has come).
+    void separateProcesses();
     // Out of line, with its own copy of the charge: were the caller's charge passed by
     // reference, the inlined add() or remove() would have to build it in memory first.
     void notify(Charge c, bool added, uint64_t time_ns);
@@ -236,6 +242,15 @@ class LiveAccounting {
     std::vector<uint64_t> process_live_;
     std::vector<uint64_t> process_peak_;
     std::vector<std::vector<ProcessDevice>> process_devices_; // a few devices per process
+    // While every resident charge is process 0's (one trace: nearly every report), its
+    // levels are the totals' own: its live bytes total_, its peak peak_, its per-device
+    // levels the devices' (in device_order_), so add() and remove() skip them. The same
+    // saturating steps applied to the same charges give the same values. Then
+    // kNoDerivedProcess: each process keeps its own.
+    static constexpr uint32_t kNoDerivedProcess = UINT32_MAX;
+    uint32_t derived_process_ = 0;
+    std::vector<int> device_order_;                      // as first charged
+    mutable std::vector<ProcessDevice> derived_devices_; // processDevices() of process 0
     // Inline: every resident allocation and free updates it, mostly for the (process,
     // device) of the last; a search of the process's list only when that changes.
     ProcessDevice& processDevice(uint32_t process, int device) {
@@ -288,14 +303,19 @@ class LiveAccounting {
     const size_t k = kindIndex(c.kind);
     addToKind(k, c.bytes, time_ns);
     sampleMoment(time_ns);
-    if (c.process >= process_live_.size()) {
-        addProcess(c.process);
+    if (c.process != derived_process_) [[unlikely]] {
+        if (derived_process_ != kNoDerivedProcess) {
+            separateProcesses();
+        }
+        if (c.process >= process_live_.size()) {
+            addProcess(c.process);
+        }
+        addSaturating(process_live_[c.process], c.bytes);
+        process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
+        ProcessDevice& pd = processDevice(c.process, c.device);
+        addSaturating(pd.live, c.bytes);
+        pd.peak = std::max(pd.peak, pd.live);
     }
-    addSaturating(process_live_[c.process], c.bytes);
-    process_peak_[c.process] = std::max(process_peak_[c.process], process_live_[c.process]);
-    ProcessDevice& pd = processDevice(c.process, c.device);
-    addSaturating(pd.live, c.bytes);
-    pd.peak = std::max(pd.peak, pd.live);
     const uint32_t site = siteIndex(c);
     Site& s = touch(site);
     addSaturating(s.now.bytes, c.bytes);
@@ -328,6 +348,7 @@ class LiveAccounting {
     addSaturating((*d.kinds)[k], c.bytes);
     if (!d.peak) {
         d.peak = &device_peak_[c.device];
+        device_order_.push_back(c.device);
     }
     PeakPoint& dp = *d.peak;
     if (dev > dp.bytes) {
@@ -352,7 +373,7 @@ class LiveAccounting {
     subtractSaturating(kind_live_[k], c.bytes);
     settle();
     sampleMoment(time_ns);
-    if (c.process < process_live_.size()) {
+    if (c.process != derived_process_ && c.process < process_live_.size()) [[unlikely]] {
         subtractSaturating(process_live_[c.process], c.bytes);
         subtractSaturating(processDevice(c.process, c.device).live, c.bytes);
     }

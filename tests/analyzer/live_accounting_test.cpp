@@ -62,3 +62,75 @@ TEST_CASE("live accounting: every process's level and peak per device, interleav
         REQUIRE(got == want);
     }
 }
+
+// One process's levels are the totals' own until a second process charges anything
+// (live_accounting.h, derived_process_): before and after that moment, every process's
+// level, peak and devices (in the order first charged) must be what a plain model says.
+TEST_CASE("live accounting: one process's levels derived, then separated") {
+    LiveAccounting accounting(100);
+    struct Model {
+        uint64_t live = 0;
+        uint64_t peak = 0;
+        std::vector<int> devices; // as first charged
+        std::map<int, std::pair<uint64_t, uint64_t>> per_device;
+    };
+    std::map<uint32_t, Model> model;
+    std::vector<Charge> live;
+    std::mt19937_64 rng(11);
+    auto step = [&](uint64_t t, uint32_t process) {
+        if (live.empty() || rng() % 5 < 3) {
+            Charge c;
+            c.process = process;
+            // Devices 3, 1, 2, 0 in turn: not their order by number.
+            c.device = static_cast<int>((3 + 2 * (t / 250)) % 4);
+            c.stack = static_cast<uint32_t>(rng() % 4);
+            c.kind = gmt::format::Kind::Device;
+            c.bytes = 1 + rng() % 8192;
+            c.site = accounting.add(c, t);
+            live.push_back(c);
+            Model& m = model[c.process];
+            m.live += c.bytes;
+            m.peak = std::max(m.peak, m.live);
+            if (!m.per_device.count(c.device)) {
+                m.devices.push_back(c.device);
+            }
+            auto& [level, peak] = m.per_device[c.device];
+            level += c.bytes;
+            peak = std::max(peak, level);
+        } else {
+            const size_t i = rng() % live.size();
+            const Charge c = live[i];
+            live[i] = live.back();
+            live.pop_back();
+            accounting.remove(c, t);
+            model[c.process].live -= c.bytes;
+            model[c.process].per_device[c.device].first -= c.bytes;
+        }
+    };
+    auto check = [&](const char* when) {
+        INFO(when);
+        for (uint32_t process = 0; process < 3; ++process) {
+            INFO("process " << process);
+            const Model& m = model[process];
+            REQUIRE(accounting.processLive(process) == m.live);
+            REQUIRE(accounting.processPeak(process) == m.peak);
+            std::vector<int> devices;
+            for (const auto& d : accounting.processDevices(process)) {
+                devices.push_back(d.device);
+                REQUIRE(std::pair(d.live, d.peak) == m.per_device.at(d.device));
+            }
+            REQUIRE(devices == m.devices);
+        }
+    };
+    check("before any charge");
+    uint64_t t = 1;
+    for (; t <= 1'500; ++t) {
+        step(t, 0);
+    }
+    REQUIRE(accounting.liveBytes() == model[0].live);
+    check("process 0 alone");
+    for (; t <= 4'000; ++t) {
+        step(t, rng() % 3 == 0 ? 2 : 0);
+    }
+    check("processes 0 and 2");
+}
