@@ -417,6 +417,12 @@ void Lifetimes::addAllocation(const Event& e) {
         stored = &arrays_[e.address];
     } else {
         stored = &placePointer(e.address, extent, e.time_ns);
+        // The node freed last, reused, is still in the teardown list of what it held
+        // (onFree): it stays there when the new allocation belongs to the same one.
+        if (stored->teardown.bucket &&
+            !TeardownIndex::listedAs(*stored, e.context, e.device, kind)) {
+            teardown_.unlink(*stored);
+        }
     }
     fill(*stored);
     teardown_.link(*stored);
@@ -664,11 +670,15 @@ void Lifetimes::onFree(const Event& e) {
         return; // the driver refused: the allocation is still there
     }
     ++counters_.frees;
-    teardown_.unlink(*found);
     // The allocation is ended where it is stored, not from a copy (every free came through
     // a copy of the whole allocation before): a pointer's node stays, logically erased,
     // until a reuse or the next free (see settlePendingFree); an array's entry goes after.
-    if (!in_arrays) {
+    // The node stays in its teardown list too: settling it unlinks it (erasePointer), and
+    // a reuse for the same list keeps it there (addAllocation). Every teardown settles it
+    // first, so no teardown meets a freed allocation.
+    if (in_arrays) {
+        teardown_.unlink(*found);
+    } else {
         PointerMap::iterator node = *found_pointer; // before settling moves the index
         settlePendingFreeNow();
         pending_free_ = true;

@@ -62,6 +62,14 @@ class TeardownIndex {
         }
         b.head = &a;
     }
+    // Whether the linked allocation `a` is in the list an allocation in `context` on
+    // `device` of `kind` would go to: a node reused in place for it (Lifetimes, the node
+    // freed last) then keeps its place, and link() has nothing to do.
+    static bool listedAs(const Allocation& a, uint64_t context, int device, format::Kind kind) {
+        return a.context == context &&
+               (a.device < 0 ? -1 : a.device) == (device < 0 ? -1 : device) &&
+               kind != format::Kind::Pool && kind != format::Kind::Vmm;
+    }
     // Removes it from its list (nothing if it is in none).
     void unlink(Allocation& a) {
         auto* b = static_cast<Bucket*>(a.teardown.bucket);

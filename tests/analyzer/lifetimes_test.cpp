@@ -221,6 +221,81 @@ TEST_CASE("context destroy ends that context's allocations only") {
     CHECK(r.leaks[1].released_by_teardown == true);
 }
 
+// A freed pointer's node waits in its teardown list until it is reused or settled
+// (Lifetimes::onFree): a reuse for another context, or for pool memory, moves it out;
+// a reuse for the same context keeps it; a teardown never ends the freed allocation.
+TEST_CASE("an address reused after a free is in its own context's teardown list") {
+    constexpr uint64_t X = 0x7f0000000000, Y = 0x7f0000100000, Z = 0x7f0000200000,
+                       W = 0x7f0000300000;
+    auto destroy = [](uint64_t t, uint64_t ctx) {
+        auto e = Ev::op(t, Op::Teardown, Api::cuCtxDestroy_v2, 0, 0);
+        e.context = ctx;
+        e.device = -1;
+        return e;
+    };
+    auto trace = [&](bool destroy_dd) {
+        auto b = standardTrace();
+        uint64_t t = 1;
+        for (uint64_t c : {0xccu, 0xddu, 0xeeu, 0xffu}) {
+            auto e = Ev::op(t++, Op::CtxCreate, Api::cuCtxCreate_v4, 0, 0);
+            e.context = c;
+            b.event(e);
+        }
+        auto alloc = [&](uint64_t a, uint64_t size, uint64_t ctx, uint32_t stack,
+                         Api api = Api::cuMemAlloc_v2, Kind kind = Kind::Device) {
+            b.event(withContext(Ev::alloc(t++, a, size, api, kind, stack), ctx));
+        };
+        auto free = [&](uint64_t a, uint64_t ctx, Api api = Api::cuMemFree_v2) {
+            b.event(withContext(Ev::free(t++, a, api), ctx));
+        };
+        alloc(X, 100, 0xcc, 11);
+        free(X, 0xcc);
+        alloc(X, 200, 0xdd, 12); // the node reused for another context
+        alloc(Y, 300, 0xdd, 13);
+        free(Y, 0xdd);
+        alloc(Y, 400, 0xdd, 14); // for the same context
+        alloc(Z, 500, 0xee, 15);
+        free(Z, 0xee);
+        alloc(Z, 600, 0xee, 16, Api::cudaMallocAsync, Kind::Pool); // pool memory: no list
+        alloc(W, 700, 0xff, 17);
+        free(W, 0xff); // still waiting in its list when its context is destroyed
+        b.event(destroy(t++, 0xcc));
+        b.event(destroy(t++, 0xff));
+        b.event(destroy(t++, 0xee));
+        if (destroy_dd) {
+            b.event(destroy(t++, 0xdd));
+        }
+        b.trailer(t);
+        return report(b);
+    };
+    auto leakAt = [](const analyzer::Report& r, uint32_t stack) {
+        for (const auto& l : r.leaks) {
+            if (l.stack_id == stack) {
+                return l;
+            }
+        }
+        FAIL("no leak at stack " << stack);
+        return r.leaks.front();
+    };
+    {
+        auto r = trace(false);
+        CHECK(r.summary.teardown_released_bytes == 0);
+        CHECK(r.summary.leaked_bytes == 200 + 400 + 600);
+        REQUIRE(r.leaks.size() == 3);
+        CHECK(leakAt(r, 12).released_by_teardown == false);
+        CHECK(leakAt(r, 14).released_by_teardown == false);
+        CHECK(leakAt(r, 16).released_by_teardown == false);
+    }
+    {
+        auto r = trace(true);
+        CHECK(r.summary.teardown_released_bytes == 200 + 400);
+        REQUIRE(r.leaks.size() == 3);
+        CHECK(leakAt(r, 12).released_by_teardown == true);
+        CHECK(leakAt(r, 14).released_by_teardown == true);
+        CHECK(leakAt(r, 16).released_by_teardown == false);
+    }
+}
+
 TEST_CASE("several traces: one process entry each - totals summed - peak over both") {
     TempDir dir;
     auto a = standardTrace();
