@@ -63,12 +63,11 @@ class TeardownIndex {
         b.head = &a;
     }
     // Whether the linked allocation `a` is in the list an allocation in `context` on
-    // `device` of `kind` would go to: a node reused in place for it (Lifetimes, the node
-    // freed last) then keeps its place, and link() has nothing to do.
+    // `device` of `kind` goes to: a node reused in place for it (Lifetimes, the node freed
+    // last) then keeps its place, and link() has nothing to do. The same context, device
+    // and kind, compared as they are: a linked allocation's kind is one a list holds.
     static bool listedAs(const Allocation& a, uint64_t context, int device, format::Kind kind) {
-        return a.context == context &&
-               (a.device < 0 ? -1 : a.device) == (device < 0 ? -1 : device) &&
-               kind != format::Kind::Pool && kind != format::Kind::Vmm;
+        return a.context == context && a.device == device && a.kind == kind;
     }
     // Removes it from its list (nothing if it is in none).
     void unlink(Allocation& a) {
