@@ -416,13 +416,9 @@ void Lifetimes::addAllocation(const Event& e) {
         }
         stored = &arrays_[e.address];
     } else {
-        stored = &placePointer(e.address, extent, e.time_ns);
         // The node freed last, reused, is still in the teardown list of what it held
-        // (onFree): it stays there when the new allocation belongs to the same one.
-        if (stored->teardown.bucket &&
-            !TeardownIndex::listedAs(*stored, e.context, e.device, kind)) {
-            teardown_.unlink(*stored);
-        }
+        // (onFree): link() keeps it there or moves it.
+        stored = &placePointer(e.address, extent, e.time_ns);
     }
     fill(*stored);
     teardown_.link(*stored);

@@ -105,18 +105,17 @@ void LiveAccounting::notify(Charge c, bool added, uint64_t time_ns) {
     observer_->onCharge(c, added, time_ns);
 }
 
-const std::vector<LiveAccounting::ProcessDevice>&
-LiveAccounting::processDevices(uint32_t process) const {
+std::vector<LiveAccounting::ProcessDevice> LiveAccounting::processDevices(uint32_t process) const {
     if (process == derived_process_) {
-        derived_devices_.clear();
+        std::vector<ProcessDevice> devices;
+        devices.reserve(device_order_.size());
         for (int device : device_order_) {
-            derived_devices_.push_back(
-                {device, device_live_.at(device), device_peak_.at(device).bytes});
+            devices.push_back({device, device_live_.at(device), device_peak_.at(device).bytes});
         }
-        return derived_devices_;
+        return devices;
     }
-    static const std::vector<ProcessDevice> none;
-    return process < process_devices_.size() ? process_devices_[process] : none;
+    return process < process_devices_.size() ? process_devices_[process]
+                                             : std::vector<ProcessDevice>{};
 }
 
 void LiveAccounting::separateProcesses() {

@@ -125,7 +125,8 @@ class LiveAccounting {
         uint64_t live = 0;
         uint64_t peak = 0;
     };
-    const std::vector<ProcessDevice>& processDevices(uint32_t process) const;
+    // A copy: read once per report, and the derived process's list is made on request.
+    std::vector<ProcessDevice> processDevices(uint32_t process) const;
     const PeakPoint& peak() const { return peak_; }
     uint64_t deviceLive(int device) const;
     const std::map<int, PeakPoint>& devicePeaks() const { return device_peak_; }
@@ -249,8 +250,7 @@ class LiveAccounting {
     // kNoDerivedProcess: each process keeps its own.
     static constexpr uint32_t kNoDerivedProcess = UINT32_MAX;
     uint32_t derived_process_ = 0;
-    std::vector<int> device_order_;                      // as first charged
-    mutable std::vector<ProcessDevice> derived_devices_; // processDevices() of process 0
+    std::vector<int> device_order_; // as first charged
     // Inline: every resident allocation and free updates it, mostly for the (process,
     // device) of the last; a search of the process's list only when that changes.
     ProcessDevice& processDevice(uint32_t process, int device) {

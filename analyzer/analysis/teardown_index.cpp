@@ -64,7 +64,7 @@ TeardownIndex::Bucket* TeardownIndex::find(const Key& key) {
 }
 
 void TeardownIndex::findBucket(const Key& key) {
-    auto [it, inserted] = buckets_.try_emplace(key);
+    auto [it, inserted] = buckets_.try_emplace(key, Bucket{key});
     if (inserted) {
         const uint64_t context = key.context;
         const int device = key.device;

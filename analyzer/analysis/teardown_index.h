@@ -43,13 +43,24 @@ class TeardownIndex {
     // cuCtxCreate: the context is not primary, whatever it was before.
     void onContextCreated(uint64_t context);
 
-    // Adds a stored allocation (at its final address in memory) to its list; pool and
-    // VMM allocations are never ended by a teardown and are not listed.
+    // Puts a stored allocation (at its final address in memory, its fields those of what
+    // it now holds) in its list. Pool and VMM allocations are never ended by a teardown and
+    // are in none. One already in its list stays where it is: the node freed last, reused in
+    // place (Lifetimes), keeps the list of what it held until it is settled or reused, so an
+    // allocation loop on one context neither unlinks nor relinks it. One in another list
+    // moves.
     void link(Allocation& a) {
-        if (a.kind == format::Kind::Pool || a.kind == format::Kind::Vmm || a.teardown.bucket) {
+        if (a.kind == format::Kind::Pool || a.kind == format::Kind::Vmm) {
+            unlink(a);
             return;
         }
         const Key key{a.context, a.device < 0 ? -1 : a.device};
+        if (const auto* held = static_cast<const Bucket*>(a.teardown.bucket)) {
+            if (held->key == key) {
+                return;
+            }
+            unlink(a);
+        }
         if (!last_bucket_ || !(last_key_ == key)) {
             findBucket(key);
         }
@@ -61,13 +72,6 @@ class TeardownIndex {
             b.head->teardown.prev = &a;
         }
         b.head = &a;
-    }
-    // Whether the linked allocation `a` is in the list an allocation in `context` on
-    // `device` of `kind` goes to: a node reused in place for it (Lifetimes, the node freed
-    // last) then keeps its place, and link() has nothing to do. The same context, device
-    // and kind, compared as they are: a linked allocation's kind is one a list holds.
-    static bool listedAs(const Allocation& a, uint64_t context, int device, format::Kind kind) {
-        return a.context == context && a.device == device && a.kind == kind;
     }
     // Removes it from its list (nothing if it is in none).
     void unlink(Allocation& a) {
@@ -93,13 +97,14 @@ class TeardownIndex {
     std::vector<Allocation*> take(const format::Event& e);
 
   private:
-    struct Bucket {
-        Allocation* head = nullptr;
-    };
     struct Key {
         uint64_t context;
         int device; // -1: pinned host memory
         bool operator==(const Key&) const = default;
+    };
+    struct Bucket {
+        Key key; // the one it is stored under, so a linked allocation knows its list's
+        Allocation* head = nullptr;
     };
     struct KeyHash {
         size_t operator()(const Key& k) const {
