@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -171,8 +172,30 @@ class Analysis {
             onOtherRecord(process, record);
         }
     }
-    // An event with nothing missing before it: what onRecord() does with such a record.
-    void onPlainEvent(uint32_t process, const format::Event& e) { onEvent(process, e); }
+    // A run of one process's events with nothing missing before any of them, applied in
+    // order as onRecord() applies each, up to the first whose time is after `until_ns` (not
+    // applied); returns how many it applied. Inline: every event of a trace read alone comes
+    // through it, and the process's event count and first and last times stay in registers
+    // for the run (nothing that applies an event reads them; the count of all events, which
+    // the fragmentation measurement's rate limit reads, is kept per event).
+    size_t onPlainEvents(uint32_t process, std::span<const format::Event> events,
+                         uint64_t until_ns) {
+        ProcessData& p = *processes_[process];
+        uint64_t first = p.first_time_ns, last = p.last_time_ns;
+        const format::Event* e = events.data();
+        const format::Event* const end = e + events.size();
+        for (; e != end && e->time_ns <= until_ns; ++e) {
+            ++events_;
+            first = std::min(first, e->time_ns);
+            last = std::max(last, e->time_ns);
+            apply(p, process, *e);
+        }
+        const auto applied = static_cast<size_t>(e - events.data());
+        p.events += applied;
+        p.first_time_ns = first;
+        p.last_time_ns = last;
+        return applied;
+    }
     // Tells `observer` (may be null) of every counted allocation's lifetime, in every
     // process added before or after.
     void setLifetimeObserver(LifetimeObserver* observer);
@@ -202,15 +225,19 @@ class Analysis {
 
   private:
     void onOtherRecord(uint32_t process, const Record& r);
-    // Inline: every event comes here; one outside any phase and not a block event (all of an
-    // allocation loop's) goes straight to the process's lifetimes, the others out of line.
-    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
+    // An event counted in its process, then applied.
     [[gnu::always_inline]] void onEvent(uint32_t process, const format::Event& e) {
         ProcessData& p = *processes_[process];
         ++events_;
         ++p.events;
         p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
         p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
+        apply(p, process, e);
+    }
+    // Inline: every event comes here; one outside any phase and not a block event (all of an
+    // allocation loop's) goes straight to the process's lifetimes, the others out of line.
+    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
+    [[gnu::always_inline]] void apply(ProcessData& p, uint32_t process, const format::Event& e) {
         if (e.op != format::Op::Block && p.phase_tracker->current() == kNoPhase) [[likely]] {
             p.allocation_requests += makesCallRequest(e);
             if (p.lifetimes->onEvent(e)) {

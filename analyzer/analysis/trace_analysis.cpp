@@ -81,18 +81,22 @@ void analyzeTraces(const std::vector<std::string>& traces, Analysis& analysis,
             }
             analysis.onRecord(s.process, *s.next);
             if (heap.size() == 1 && !before_record) {
-                // Alone (every record of a single trace): its events in order, read in
-                // place from the reader's batch rather than copied into s.next. The reader
-                // and the process held in locals: the calls inside onPlainEvent could
-                // change `s` for all the compiler knows, and it would load them again.
+                // Alone (every record of a single trace): its runs of events applied in
+                // place from the reader's batch rather than copied into s.next one at a
+                // time. The reader and the process held in locals: the calls inside
+                // onPlainEvents could change `s` for all the compiler knows, and it would
+                // load them again.
                 TraceReader& reader = *s.reader;
                 const uint32_t process = s.process;
-                while (const format::Event* e = reader.nextEvent()) {
-                    if (e->time_ns > until) {
+                for (auto run = reader.pendingEvents(); !run.empty();
+                     run = reader.pendingEvents()) {
+                    const size_t applied = analysis.onPlainEvents(process, run, until);
+                    if (applied < run.size()) {
+                        reader.takeEvents(applied + 1); // the one after `until` was read
                         stop(s);
                         break;
                     }
-                    analysis.onPlainEvent(process, *e);
+                    reader.takeEvents(applied);
                 }
             }
             if (s.state == State::Reading) {

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,17 +77,21 @@ class TraceReader {
         return nextSlow(out);
     }
 
-    // The next record when it is an event of the batch being handed out, in place (valid
-    // until the next call), the same event next() would give with nothing missing before
-    // it; null when the next record is anything else: call next(). For a reader whose
-    // events go nowhere but to the analysis, it saves copying each into a Record.
-    const format::Event* nextEvent() {
-        if (next_event_ < next_stop_) [[likely]] {
-            ++status_.events;
-            last_was_trailer_ = false;
-            return &batch_->events[next_event_++];
-        }
-        return nullptr;
+    // The events of the batch being handed out that come before its next other record, in
+    // place (valid until the next call of next() or takeEvents()), none of them taken yet:
+    // the events next() would give next, each with nothing missing before it; empty when
+    // the next record is anything else (call next()). For a reader whose events go nowhere
+    // but to the analysis: a run of them is applied where it lies, without copying each into
+    // a Record or counting it on its own.
+    std::span<const format::Event> pendingEvents() const {
+        return {batch_ ? batch_->events.get() + next_event_ : nullptr, next_stop_ - next_event_};
+    }
+    // Takes the first `n` of pendingEvents() (at most all of them), as `n` calls of next()
+    // would have.
+    void takeEvents(size_t n) {
+        next_event_ += n;
+        status_.events += n;
+        last_was_trailer_ = last_was_trailer_ && n == 0;
     }
 
     // Final once next() has returned false.

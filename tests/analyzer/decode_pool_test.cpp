@@ -117,16 +117,23 @@ Read readWith(const std::string& path, DecodePool& pool,
     return out;
 }
 
-// The same, taking each event in place (TraceReader::nextEvent) while there is one, the
-// way analyzeTraces reads a trace alone.
+// The same, taking the runs of events in place (TraceReader::pendingEvents) while there
+// are any, the way analyzeTraces reads a trace alone.
 Read readInPlace(const std::string& path, DecodePool& pool, size_t batch) {
     Read out;
     TraceReader reader(path, batch, pool);
     Record r;
+    size_t take_at_most = 1;
     for (;;) {
-        while (const format::Event* e = reader.nextEvent()) {
-            out.records.tags.push_back(RecordTag::Event);
-            out.records.events.push_back(*e);
+        for (auto run = reader.pendingEvents(); !run.empty(); run = reader.pendingEvents()) {
+            // A part of the run at a time (1 to 7 events), as a run cut at `until` is taken.
+            const size_t n = std::min(run.size(), take_at_most);
+            take_at_most = take_at_most % 7 + 1;
+            for (const format::Event& e : run.first(n)) {
+                out.records.tags.push_back(RecordTag::Event);
+                out.records.events.push_back(e);
+            }
+            reader.takeEvents(n);
         }
         if (!reader.next(r)) {
             break;
