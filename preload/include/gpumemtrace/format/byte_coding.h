@@ -173,6 +173,20 @@ struct VarintRead {
     return r.ok;
 }
 
+// A varint of at most 8 bytes at p, where 8 bytes may be loaded and nothing bounds it: its
+// value in `out` and p past it; false (p unchanged) when all 8 carry the continuation bit.
+// For a caller that checks, once, that its reads stayed within what it may use
+// (decodeEventBody).
+[[gnu::always_inline]] inline bool readVarintUnbounded(const uint8_t*& p, uint64_t& out) {
+    if (*p < 0x80) [[likely]] {
+        out = *p++;
+        return true;
+    }
+    const size_t n = varintInWord(p, out);
+    p += n;
+    return n != 0;
+}
+
 // The same where the bytes that may be loaded end with those that may be used (a
 // ByteReader's span). Inlined too: record framing reads a length per record through it.
 [[gnu::always_inline]] inline bool readVarint(const uint8_t*& p, const uint8_t* end,

@@ -313,24 +313,49 @@ struct PlainWordStore {
     }
 };
 
-// Decodes an event body (op, mask, deltas) with the coder (updated): the inverse of
-// encodeEventBody. Every field is the previous event's (of the same op) plus a zigzag delta,
-// added with wrap-around in the field's own width. On malformed input it returns false and
-// neither `out` nor the coder changes. Written for speed, since the analyzer decodes every
-// event of a trace through it; tests/analyzer/decoder_test.cpp checks it against a plain
-// field-by-field walk. The body is [p, end); memory up to `readable` (at or after `end`:
-// the rest of the frame, say) may be loaded, never used, so that varints near the body's
-// end still take readVarint's 8-byte load. `out` is written whole words at a time, through
-// `put` (PlainWordStore: plain stores).
-template <typename WordStore = PlainWordStore>
-inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t* readable,
-                            Event& out, EventCoder& coder, WordStore put = {}) {
+namespace detail {
+
+// What decodeEventBodyAs found.
+enum class BodyRead : uint8_t { Ok, Malformed, LongVarint };
+
+// The bytes decodeEventBodyAs<false> may load from a body's start: the op, the mask and
+// every field, each a varint of at most 8 bytes read with one 8-byte load.
+inline constexpr size_t kUncheckedBodyBytes = (2 + kEventFields) * 8;
+
+// A varint of an event body: checked against the body's end (readVarint), or not
+// (readVarintUnbounded).
+template <bool checked>
+[[gnu::always_inline]] inline bool
+readBodyVarint(const uint8_t*& p, [[maybe_unused]] const uint8_t* end,
+               [[maybe_unused]] const uint8_t* readable, uint64_t& v) {
+    if constexpr (checked) {
+        return readVarint(p, end, readable, v);
+    } else {
+        return readVarintUnbounded(p, v);
+    }
+}
+
+// decodeEventBody's work. `checked`: every varint is checked against the body's end as it is
+// read (readVarint). Unchecked, where at least kUncheckedBodyBytes may be loaded: varints of
+// up to 8 bytes are read with no bound at all (readVarintUnbounded), and the position is
+// compared with the end once, after the last field and before anything is stored: the
+// position only grows, so it is within the end then exactly when every varint was, and each
+// was read as the checked path reads it. A longer varint (LongVarint) leaves the decoding to
+// the checked path.
+template <bool checked, typename WordStore>
+[[gnu::always_inline]] inline BodyRead decodeEventBodyAs(const uint8_t* p, const uint8_t* end,
+                                                         const uint8_t* readable, Event& out,
+                                                         EventCoder& coder, WordStore put) {
+    // A varint that cannot be read: past the body's end (checked), or longer than 8 bytes
+    // (unchecked: the checked path reads it).
+    constexpr BodyRead kUnread = checked ? BodyRead::Malformed : BodyRead::LongVarint;
     uint64_t op = 0, mask = 0;
-    if (!detail::readVarint(p, end, readable, op) || !detail::readVarint(p, end, readable, mask)) {
-        return false;
+    if (!readBodyVarint<checked>(p, end, readable, op) ||
+        !readBodyVarint<checked>(p, end, readable, mask)) {
+        return kUnread;
     }
     if (op == 0 || op >= kOpSlots || mask >> kEventFields) {
-        return false;
+        return BodyRead::Malformed;
     }
     // Words in registers, loaded and stored one word at a time: a spilled array copied out
     // with 16-byte moves right after 8-byte stores stalls on store forwarding. Only the
@@ -348,10 +373,10 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
     uint64_t v = 0;
 #define GMT_FIELD(bit, stmt)                                                                       \
     if (mask & (uint64_t{1} << bit)) {                                                             \
-        if (!detail::readVarint(p, end, readable, v)) {                                            \
-            return false;                                                                          \
+        if (!readBodyVarint<checked>(p, end, readable, v)) {                                       \
+            return kUnread;                                                                        \
         }                                                                                          \
-        v = detail::unzigzag(v);                                                                   \
+        v = unzigzag(v);                                                                           \
         stmt;                                                                                      \
     }
     uint64_t d3 = 0, d4 = 0, d5 = 0, d6 = 0, d7 = 0, d8 = 0, d14 = 0;
@@ -360,6 +385,9 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
     GMT_FIELD(2, w2 += v) // size
     GMT_FIELD(3, d3 = v)  // stack_id
     if (mask < 16) [[likely]] {
+        if (!checked && p > end) {
+            return BodyRead::Malformed; // a varint ran past the end
+        }
         // What an allocation loop changes (time, address, size, stack), nothing else: the
         // other words are the previous event's, and only the changed ones go back to it.
         w10 = (w10 & 0xffffffffull) | static_cast<uint64_t>(static_cast<uint32_t>((w10 >> 32) + d3))
@@ -385,7 +413,7 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
         keep(prev, 2, w2);
         keep(prev, 10, w10);
         keep(prev, 12, w12);
-        return true;
+        return BodyRead::Ok;
     }
     uint64_t w3 = load(3), w4 = load(4), w5 = load(5), w6 = load(6), w7 = load(7), w8 = load(8),
              w9 = load(9), w11 = load(11);
@@ -403,6 +431,9 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
     GMT_FIELD(15, w6 += v) // context
     GMT_FIELD(16, w5 += v) // stream
 #undef GMT_FIELD
+    if (!checked && p > end) {
+        return BodyRead::Malformed;
+    }
     const uint64_t flags = static_cast<uint32_t>(w10 + d14);
     const uint64_t stack = static_cast<uint32_t>((w10 >> 32) + d3);
     w10 = flags | stack << 32;
@@ -431,7 +462,39 @@ inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t*
     store(10, w10);
     store(11, w11);
     store(12, w12);
-    return true;
+    return BodyRead::Ok;
+}
+
+template <typename WordStore>
+[[gnu::noinline]] bool decodeEventBodyChecked(const uint8_t* p, const uint8_t* end,
+                                              const uint8_t* readable, Event& out,
+                                              EventCoder& coder, WordStore put) {
+    return decodeEventBodyAs<true>(p, end, readable, out, coder, put) == BodyRead::Ok;
+}
+
+} // namespace detail
+
+// Decodes an event body (op, mask, deltas) with the coder (updated): the inverse of
+// encodeEventBody. Every field is the previous event's (of the same op) plus a zigzag delta,
+// added with wrap-around in the field's own width. On malformed input it returns false and
+// neither `out` nor the coder changes. Written for speed, since the analyzer decodes every
+// event of a trace through it; tests/analyzer/decoder_test.cpp checks it against a plain
+// field-by-field walk. The body is [p, end); memory up to `readable` (at or after `end`:
+// the rest of the frame, say) may be loaded, never used, so that varints near the body's
+// end still take readVarint's 8-byte load; where enough may be loaded, the varints of one body
+// are read with no test of its end but one (detail::decodeEventBodyAs). `out` is written whole
+// words at a time, through `put` (PlainWordStore: plain stores).
+template <typename WordStore = PlainWordStore>
+inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, const uint8_t* readable,
+                            Event& out, EventCoder& coder, WordStore put = {}) {
+    if (static_cast<size_t>(readable - p) >= detail::kUncheckedBodyBytes) [[likely]] {
+        const detail::BodyRead r =
+            detail::decodeEventBodyAs<false>(p, end, readable, out, coder, put);
+        if (r != detail::BodyRead::LongVarint) [[likely]] {
+            return r == detail::BodyRead::Ok;
+        }
+    }
+    return detail::decodeEventBodyChecked(p, end, readable, out, coder, put);
 }
 
 inline bool decodeEventBody(const uint8_t* p, const uint8_t* end, Event& out, EventCoder& coder) {
