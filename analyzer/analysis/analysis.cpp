@@ -124,7 +124,7 @@ void Analysis::onOtherRecord(uint32_t process, const Record& r) {
         blocksOf(p, process).setRules(AllocatorRules::parse(r.caching_allocator.config));
         break;
     case format::RecordTag::Event:
-        onEvent(process, r.event);
+        onPlainEvents(process, {&r.event, 1}, UINT64_MAX);
         break;
     case format::RecordTag::Trailer:
         p.trailer = r.trailer;

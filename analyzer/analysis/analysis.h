@@ -167,17 +167,17 @@ class Analysis {
     void onRecord(uint32_t process, const Record& record) {
         // Inline: all but a few records are events, with nothing missing before them.
         if (record.tag == format::RecordTag::Event && record.missing_before == 0) [[likely]] {
-            onEvent(process, record.event);
+            onPlainEvents(process, {&record.event, 1}, UINT64_MAX);
         } else {
             onOtherRecord(process, record);
         }
     }
     // A run of one process's events with nothing missing before any of them, applied in
-    // order as onRecord() applies each, up to the first whose time is after `until_ns` (not
-    // applied); returns how many it applied. Inline: every event of a trace read alone comes
-    // through it, and the process's event count and first and last times stay in registers
-    // for the run (nothing that applies an event reads them; the count of all events, which
-    // the fragmentation measurement's rate limit reads, is kept per event).
+    // order up to the first whose time is after `until_ns` (not applied); returns how many it
+    // applied. Every event comes through it: a trace read alone a run at a time, the others
+    // (onRecord) a run of one. Inline: the process's event count and first and last times
+    // stay in registers for the run (nothing that applies an event reads them; the count of
+    // all events, which the fragmentation measurement's rate limit reads, is kept per event).
     size_t onPlainEvents(uint32_t process, std::span<const format::Event> events,
                          uint64_t until_ns) {
         ProcessData& p = *processes_[process];
@@ -225,15 +225,6 @@ class Analysis {
 
   private:
     void onOtherRecord(uint32_t process, const Record& r);
-    // An event counted in its process, then applied.
-    [[gnu::always_inline]] void onEvent(uint32_t process, const format::Event& e) {
-        ProcessData& p = *processes_[process];
-        ++events_;
-        ++p.events;
-        p.first_time_ns = std::min(p.first_time_ns, e.time_ns);
-        p.last_time_ns = std::max(p.last_time_ns, e.time_ns);
-        apply(p, process, e);
-    }
     // Inline: every event comes here; one outside any phase and not a block event (all of an
     // allocation loop's) goes straight to the process's lifetimes, the others out of line.
     // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
