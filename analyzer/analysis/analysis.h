@@ -175,22 +175,37 @@ class Analysis {
     // A run of one process's events with nothing missing before any of them, applied in
     // order up to the first whose time is after `until_ns` (not applied); returns how many it
     // applied. Every event comes through it: a trace read alone a run at a time, the others
-    // (onRecord) a run of one. Inline: the process's event count and first and last times
-    // stay in registers for the run (nothing that applies an event reads them; the count of
-    // all events, which the fragmentation measurement's rate limit reads, is kept per event).
+    // (onRecord) a run of one. Inline, with what holds for the whole run held in registers:
+    // the process's event count, first and last times and count of allocation requests
+    // (nothing that applies an event reads them; the count of all events, which the
+    // fragmentation measurement's rate limit reads, is kept per event), its lifetimes, and
+    // whether a phase is current (only Phase records change it, and they end a run).
+    // An event outside any phase and not a block event (all of an allocation loop's) goes
+    // straight to the process's lifetimes, the others out of line. Lifetimes::onEvent takes
+    // the peak snapshot before anything ends (its gate()).
     size_t onPlainEvents(uint32_t process, std::span<const format::Event> events,
                          uint64_t until_ns) {
         ProcessData& p = *processes_[process];
-        uint64_t first = p.first_time_ns, last = p.last_time_ns;
+        Lifetimes& lifetimes = *p.lifetimes;
+        const bool in_phase = p.phase_tracker->current() != kNoPhase;
+        uint64_t first = p.first_time_ns, last = p.last_time_ns, requests = 0;
         const format::Event* e = events.data();
         const format::Event* const end = e + events.size();
         for (; e != end && e->time_ns <= until_ns; ++e) {
             ++events_;
             first = std::min(first, e->time_ns);
             last = std::max(last, e->time_ns);
-            apply(p, process, *e);
+            if (e->op != format::Op::Block && !in_phase) [[likely]] {
+                requests += makesCallRequest(*e);
+                if (lifetimes.onEvent(*e)) {
+                    onFailure(process, *e);
+                }
+            } else {
+                onBlockOrPhaseEvent(p, process, *e);
+            }
         }
         const auto applied = static_cast<size_t>(e - events.data());
+        p.allocation_requests += requests;
         p.events += applied;
         p.first_time_ns = first;
         p.last_time_ns = last;
@@ -225,19 +240,6 @@ class Analysis {
 
   private:
     void onOtherRecord(uint32_t process, const Record& r);
-    // Inline: every event comes here; one outside any phase and not a block event (all of an
-    // allocation loop's) goes straight to the process's lifetimes, the others out of line.
-    // Lifetimes::onEvent takes the peak snapshot before anything ends (its gate()).
-    [[gnu::always_inline]] void apply(ProcessData& p, uint32_t process, const format::Event& e) {
-        if (e.op != format::Op::Block && p.phase_tracker->current() == kNoPhase) [[likely]] {
-            p.allocation_requests += makesCallRequest(e);
-            if (p.lifetimes->onEvent(e)) {
-                onFailure(process, e);
-            }
-            return;
-        }
-        onBlockOrPhaseEvent(p, process, e);
-    }
     void onBlockOrPhaseEvent(ProcessData& p, uint32_t process, const format::Event& e);
     void onGap(ProcessData& p, const Record& r);
     void onFailure(uint32_t process, const format::Event& e);
