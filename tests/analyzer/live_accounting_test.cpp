@@ -15,6 +15,19 @@
 using gmt::analyzer::Charge;
 using gmt::analyzer::LiveAccounting;
 
+namespace {
+
+// Takes one of `live` at random, in no order (the last takes its place).
+template <typename T> T takeAny(std::vector<T>& live, std::mt19937_64& rng) {
+    const size_t i = rng() % live.size();
+    T taken = live[i];
+    live[i] = live.back();
+    live.pop_back();
+    return taken;
+}
+
+} // namespace
+
 TEST_CASE("live accounting: every process's level and peak per device, interleaved") {
     LiveAccounting accounting(100);
     struct Live {
@@ -39,10 +52,7 @@ TEST_CASE("live accounting: every process's level and peak per device, interleav
             level += c.bytes;
             peak = std::max(peak, level);
         } else {
-            const size_t i = rng() % live.size();
-            const Charge c = live[i].charge;
-            live[i] = live.back();
-            live.pop_back();
+            const Charge c = takeAny(live, rng).charge;
             accounting.remove(c, t);
             model[{c.process, c.device}].first -= c.bytes;
         }
@@ -98,10 +108,7 @@ TEST_CASE("live accounting: one process's levels derived, then separated") {
             level += c.bytes;
             peak = std::max(peak, level);
         } else {
-            const size_t i = rng() % live.size();
-            const Charge c = live[i];
-            live[i] = live.back();
-            live.pop_back();
+            const Charge c = takeAny(live, rng);
             accounting.remove(c, t);
             model[c.process].live -= c.bytes;
             model[c.process].per_device[c.device].first -= c.bytes;
@@ -133,4 +140,88 @@ TEST_CASE("live accounting: one process's levels derived, then separated") {
         step(t, rng() % 3 == 0 ? 2 : 0);
     }
     check("processes 0 and 2");
+}
+
+// Every live level saturates (base/saturating.h) and never wraps: against a model that takes
+// the saturating steps level by level, the total, each device's and each process's level and
+// peak and each site's most live bytes must be the same before, at and after the moment a
+// sum would pass 2^64, for one process and after a second's charges gave each its own
+// levels; sizes near 2^64 come only after the first 2 000 steps, so the levels below the
+// limit are checked too (a faster sum that is exact only below it must still give these).
+TEST_CASE("live accounting: every level saturates alike, below and past 2^64") {
+    using gmt::analyzer::addSaturating;
+    using gmt::analyzer::subtractSaturating;
+    LiveAccounting accounting(100);
+    struct Level {
+        uint64_t live = 0;
+        uint64_t peak = 0;
+        void add(uint64_t bytes) {
+            addSaturating(live, bytes);
+            peak = std::max(peak, live);
+        }
+        void subtract(uint64_t bytes) { subtractSaturating(live, bytes); }
+    };
+    Level total;
+    std::map<int, Level> devices;
+    std::map<uint32_t, Level> processes;
+    std::map<uint64_t, Level> sites; // process << 32 | stack
+    std::vector<Charge> live;
+    std::mt19937_64 rng(13);
+    auto check = [&](uint64_t t) {
+        INFO("step " << t);
+        REQUIRE(accounting.liveBytes() == total.live);
+        REQUIRE(accounting.peak().bytes == total.peak);
+        REQUIRE(accounting.kindPeak(gmt::format::Kind::Device).bytes == total.peak);
+        for (const auto& [device, level] : devices) {
+            INFO("device " << device);
+            REQUIRE(accounting.deviceLive(device) == level.live);
+            REQUIRE(accounting.devicePeaks().at(device).bytes == level.peak);
+        }
+        for (const auto& [process, level] : processes) {
+            INFO("process " << process);
+            REQUIRE(accounting.processLive(process) == level.live);
+            REQUIRE(accounting.processPeak(process) == level.peak);
+        }
+        accounting.forEachSiteHistory([&](uint64_t key, const gmt::analyzer::SiteHistory& h) {
+            INFO("site " << key);
+            REQUIRE(h.max_bytes == sites.at(key).peak);
+        });
+    };
+    bool saturated = false;
+    for (uint64_t t = 1; t <= 6'000; ++t) {
+        if (live.empty() || rng() % 5 < 3) {
+            Charge c;
+            c.process = t > 4'000 && rng() % 3 == 0 ? 1 : 0;
+            c.device = static_cast<int>(rng() % 3);
+            c.stack = static_cast<uint32_t>(rng() % 4);
+            c.kind = gmt::format::Kind::Device;
+            c.bytes = t > 2'000 && rng() % 50 == 0 ? UINT64_MAX - rng() % 4096 : rng() % 8192;
+            uint64_t sum = 0;
+            saturated = saturated || __builtin_add_overflow(total.live, c.bytes, &sum);
+            c.site = accounting.add(c, t);
+            live.push_back(c);
+            // Process 0's levels are the totals' until process 1 charges (derived_process_).
+            if (c.process == 1 && !processes.count(1)) {
+                processes[0] = total;
+            }
+            if (!processes.empty()) {
+                processes[c.process].add(c.bytes);
+            }
+            total.add(c.bytes);
+            devices[c.device].add(c.bytes);
+            sites[(uint64_t{c.process} << 32) | c.stack].add(c.bytes);
+        } else {
+            const Charge c = takeAny(live, rng);
+            accounting.remove(c, t);
+            total.subtract(c.bytes);
+            devices[c.device].subtract(c.bytes);
+            if (processes.count(c.process)) {
+                processes[c.process].subtract(c.bytes);
+            }
+            sites[(uint64_t{c.process} << 32) | c.stack].subtract(c.bytes);
+        }
+        check(t);
+    }
+    CHECK(saturated); // the steps past 2^64 were taken
+    CHECK(processes.count(1));
 }
