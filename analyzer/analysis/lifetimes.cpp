@@ -25,12 +25,20 @@ std::string_view lifetimeEndName(LifetimeEnd how) {
     return "freed";
 }
 
+// Declared in lifetimes.h, which passes it between Lifetimes' free paths.
+enum class Family : uint8_t {
+    Unknown,
+    DevicePointer,
+    HostAlloc,
+    HostRegister,
+    Array,
+    MipmappedArray
+};
+
 namespace {
 
-// Which allocation families a call belongs to; a free must match its allocation's.
-enum class Family { Unknown, DevicePointer, HostAlloc, HostRegister, Array, MipmappedArray };
-
-Family allocFamily(Api api, Kind kind) {
+// Inline into both of onFree's paths (GCC called it once there were two).
+[[gnu::always_inline]] inline Family allocFamily(Api api, Kind kind) {
     switch (api) {
     case Api::cudaMallocHost:
     case Api::cudaHostAlloc:
@@ -91,6 +99,12 @@ Family freeFamily(Api api) {
 
 bool isArrayFamily(Family f) {
     return f == Family::Array || f == Family::MipmappedArray;
+}
+
+// Whether a free is an array's: by its call, or by the kind it names when the call is none
+// the recorder knows.
+bool isArrayCall(Family family, const Event& e) {
+    return isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
 }
 
 } // namespace
@@ -375,6 +389,20 @@ void Lifetimes::addFolded(const format::SiteTotals& folded) {
         folded.allocations);
 }
 
+// Out of line: an array's place, apart from the pointers' of almost every allocation, leaves
+// addAllocation fewer values to keep across it (GCC kept some on the stack).
+Allocation& Lifetimes::placeArray(const Event& e) {
+    auto old = arrays_.find(e.address);
+    if (old != arrays_.end()) {
+        teardown_.unlink(old->second);
+        implicitEnd(old->second.gaps);
+        accounting_.remove(charge(old->second), e.time_ns);
+        notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
+        subtractSaturating(liveOn(old->second.device), old->second.size);
+    }
+    return arrays_[e.address];
+}
+
 void Lifetimes::addAllocation(const Event& e) {
     if (e.address == 0) {
         return; // a zero-byte request answered with NULL: nothing is held
@@ -404,22 +432,10 @@ void Lifetimes::addAllocation(const Event& e) {
         a.phase = phase_;
         a.gaps = gaps_;
     };
-    Allocation* stored = nullptr;
-    if (kind == Kind::Array) {
-        auto old = arrays_.find(e.address);
-        if (old != arrays_.end()) {
-            teardown_.unlink(old->second);
-            implicitEnd(old->second.gaps);
-            accounting_.remove(charge(old->second), e.time_ns);
-            notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
-            subtractSaturating(liveOn(old->second.device), old->second.size);
-        }
-        stored = &arrays_[e.address];
-    } else {
-        // The node freed last, reused, is still in the teardown list of what it held
-        // (onFree): link() keeps it there or moves it.
-        stored = &placePointer(e.address, extent, e.time_ns);
-    }
+    // The node freed last, reused, is still in the teardown list of what it held (onFree):
+    // link() keeps it there or moves it.
+    Allocation* stored =
+        kind != Kind::Array ? &placePointer(e.address, extent, e.time_ns) : &placeArray(e);
     fill(*stored);
     teardown_.link(*stored);
     freed_.forget(e.address);
@@ -610,20 +626,30 @@ void Lifetimes::onVmmUnmap(const Event& e) {
     }
 }
 
+// Almost every free is of a live pointer allocation by a call that is not an array's: that
+// case ends it here, apart from the others, so that the allocation found stays in a register
+// on its way into the accounting (merged with the other cases, GCC kept it on the stack: a
+// store and a load on the path every free waits for).
 void Lifetimes::onFree(const Event& e) {
     if (e.address == 0) {
         return; // freeing NULL is a no-op
     }
     const Family family = freeFamily(e.api);
-    const bool array_call =
-        isArrayFamily(family) || (family == Family::Unknown && e.kind == Kind::Array);
+    if (!isArrayCall(family, e)) [[likely]] {
+        if (PointerMap::iterator* p = findPointer(e.address)) [[likely]] {
+            endFound(e, family, (*p)->second, p);
+            return;
+        }
+    }
+    onFreeElsewhere(e, family);
+}
+
+void Lifetimes::onFreeElsewhere(const Event& e, Family family) {
     Allocation* found = nullptr;
     PointerMap::iterator* found_pointer = nullptr;
-    bool in_arrays = false;
-    if (array_call) {
+    if (isArrayCall(family, e)) {
         if (auto it = arrays_.find(e.address); it != arrays_.end()) {
             found = &it->second;
-            in_arrays = true;
         } else if (auto* p = findPointer(e.address)) {
             found = &(*p)->second;
             found_pointer = p;
@@ -634,33 +660,37 @@ void Lifetimes::onFree(const Event& e) {
             found_pointer = p;
         } else if (auto it = arrays_.find(e.address); it != arrays_.end()) {
             found = &it->second;
-            in_arrays = true;
         }
     }
-
-    if (!found) {
-        const FreedAddresses::Freed* f = freed_.find(e.address);
-        if (!f) {
-            error(ErrorType::InvalidFree, e, 0, Api::Unknown,
-                  "free of an address that was never allocated", 0);
-        } else if (f->by_teardown) {
-            error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
-                  "free of an allocation that a device reset or context destroy already "
-                  "released",
-                  f->gaps);
-        } else {
-            error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
-                  "free of an address that was already freed", f->gaps);
-        }
+    if (found) {
+        endFound(e, family, *found, found_pointer);
         return;
     }
+    const FreedAddresses::Freed* f = freed_.find(e.address);
+    if (!f) {
+        error(ErrorType::InvalidFree, e, 0, Api::Unknown,
+              "free of an address that was never allocated", 0);
+    } else if (f->by_teardown) {
+        error(ErrorType::InvalidFree, e, f->allocation_stack, f->api,
+              "free of an allocation that a device reset or context destroy already "
+              "released",
+              f->gaps);
+    } else {
+        error(ErrorType::DoubleFree, e, f->allocation_stack, f->api,
+              "free of an address that was already freed", f->gaps);
+    }
+}
 
-    const Family alloc_family = allocFamily(found->api, found->kind);
+// Inline into onFree's common case and onFreeElsewhere: `pointer` null for an array.
+[[gnu::always_inline]] inline void Lifetimes::endFound(const Event& e, Family family,
+                                                       Allocation& found,
+                                                       PointerMap::iterator* pointer) {
+    const Family alloc_family = allocFamily(found.api, found.kind);
     if (family != Family::Unknown && alloc_family != Family::Unknown && family != alloc_family) {
-        error(ErrorType::MismatchedFree, e, found->stack, found->api,
+        error(ErrorType::MismatchedFree, e, found.stack, found.api,
               std::string(format::apiName(e.api)) + " on memory from " +
-                  std::string(format::apiName(found->api)),
-              found->gaps);
+                  std::string(format::apiName(found.api)),
+              found.gaps);
     }
     if (e.result != 0) {
         return; // the driver refused: the allocation is still there
@@ -672,16 +702,16 @@ void Lifetimes::onFree(const Event& e) {
     // The node stays in its teardown list too: settling it unlinks it (erasePointer), and
     // a reuse for the same list keeps it there (addAllocation). Every teardown settles it
     // first, so no teardown meets a freed allocation.
-    if (in_arrays) {
-        teardown_.unlink(*found);
+    if (!pointer) {
+        teardown_.unlink(found);
     } else {
-        PointerMap::iterator node = *found_pointer; // before settling moves the index
+        PointerMap::iterator node = *pointer; // before settling moves the index
         settlePendingFreeNow();
         pending_free_ = true;
         pending_free_it_ = node;
     }
-    endAllocation(*found, e.time_ns, false);
-    if (in_arrays) {
+    endAllocation(found, e.time_ns, false);
+    if (!pointer) {
         arrays_.erase(e.address); // found's key
     }
 }

@@ -147,6 +147,10 @@ struct ProcessCounters {
     std::array<uint64_t, kKindCount> largest_by_kind{}; // the largest single allocation
 };
 
+// Which allocation families a call belongs to (lifetimes.cpp): a free must match its
+// allocation's.
+enum class Family : uint8_t;
+
 class Lifetimes {
   public:
     Lifetimes(uint32_t process, LiveAccounting& accounting, size_t max_errors = 1000);
@@ -219,6 +223,9 @@ class Lifetimes {
     const ProcessCounters& counters() const { return counters_; }
 
   private:
+    // The live pointer allocations by address (pointers_, below).
+    using PointerMap = std::map<uint64_t, Allocation>;
+
     Charge charge(const Allocation& a) const {
         return Charge{process_, a.stack, a.device, a.kind, a.kind != format::Kind::HostPinned,
                       a.size,   a.site};
@@ -227,6 +234,11 @@ class Lifetimes {
     bool onOtherEvent(const format::Event& e);
     void addAllocation(const format::Event& e);
     void onFree(const format::Event& e);
+    // onFree's cases other than a live pointer allocation freed by a call not an array's.
+    void onFreeElsewhere(const format::Event& e, Family family);
+    // Ends the allocation a free found (`pointer`: its node's index entry; null for an array).
+    void endFound(const format::Event& e, Family family, Allocation& found,
+                  PointerMap::iterator* pointer);
     void endAllocation(const Allocation& a, uint64_t time_ns, bool by_teardown);
     // A refused call changes nothing; an accepted one goes to `handler`. Returns false (the
     // event is no allocation failure), as onEvent does.
@@ -296,13 +308,14 @@ class Lifetimes {
     // pointers_ with an address index and recycled nodes: a free finds its allocation
     // without walking the tree, and an allocation placed where the last free left a gap
     // (the common free/alloc reuse) needs no search for its neighbours.
-    using PointerMap = std::map<uint64_t, Allocation>;
     PointerMap::iterator pointersUpperBound(uint64_t address);
     // A node for `address` before `hint` (its upper bound), indexed; its allocation is the
     // caller's to fill and link.
     PointerMap::iterator insertPointer(PointerMap::iterator hint, uint64_t address);
     PointerMap::iterator erasePointer(PointerMap::iterator it);
     Allocation& placePointer(uint64_t address, uint64_t extent, uint64_t time_ns);
+    // An array's entry for an allocation event, ending one that was there.
+    Allocation& placeArray(const format::Event& e);
     // placePointer's cases other than reusing the node freed last as it was (lifetimes.cpp).
     Allocation& placePointerElsewhere(uint64_t address, uint64_t extent, uint64_t time_ns);
     // The live pointer allocation at `address`, or null. Inline: every free looks for one.
