@@ -365,12 +365,7 @@ Allocation& Lifetimes::placePointerElsewhere(uint64_t address, uint64_t extent, 
         }
     }
     while (it != pointers_.end() && it->first < end) {
-        implicitEnd(it->second.gaps);
-        accounting_.remove(charge(it->second), time_ns);
-        notifyEnded(time_ns, LifetimeEnd::Replaced, it->second);
-        if (it->second.kind != Kind::HostPinned) {
-            subtractSaturating(liveOn(it->second.device), it->second.size);
-        }
+        endReplaced(it->second, time_ns);
         it = erasePointer(it);
     }
     // `it` is now the upper bound of the address: every key before it is below.
@@ -395,12 +390,18 @@ Allocation& Lifetimes::placeArray(const Event& e) {
     auto old = arrays_.find(e.address);
     if (old != arrays_.end()) {
         teardown_.unlink(old->second);
-        implicitEnd(old->second.gaps);
-        accounting_.remove(charge(old->second), e.time_ns);
-        notifyEnded(e.time_ns, LifetimeEnd::Replaced, old->second);
-        subtractSaturating(liveOn(old->second.device), old->second.size);
+        endReplaced(old->second, e.time_ns);
     }
     return arrays_[e.address];
+}
+
+void Lifetimes::endReplaced(const Allocation& a, uint64_t time_ns) {
+    implicitEnd(a.gaps);
+    accounting_.remove(charge(a), time_ns);
+    notifyEnded(time_ns, LifetimeEnd::Replaced, a);
+    if (a.kind != Kind::HostPinned) {
+        subtractSaturating(liveOn(a.device), a.size);
+    }
 }
 
 void Lifetimes::addAllocation(const Event& e) {

@@ -316,6 +316,9 @@ class Lifetimes {
     Allocation& placePointer(uint64_t address, uint64_t extent, uint64_t time_ns);
     // An array's entry for an allocation event, ending one that was there.
     Allocation& placeArray(const format::Event& e);
+    // An allocation that a new one at its place replaces (its free was not recorded) ends:
+    // an implicit end, its bytes no longer live. Its node or entry is the caller's to remove.
+    void endReplaced(const Allocation& a, uint64_t time_ns);
     // placePointer's cases other than reusing the node freed last as it was (lifetimes.cpp).
     Allocation& placePointerElsewhere(uint64_t address, uint64_t extent, uint64_t time_ns);
     // The live pointer allocation at `address`, or null. Inline: every free looks for one.

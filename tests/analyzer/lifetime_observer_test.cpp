@@ -80,3 +80,28 @@ TEST_CASE("the lifetime observer sees every counted allocation begin and end onc
                         "end 9000 process_end @100",
                     });
 }
+
+TEST_CASE("an array made at a live array's handle replaces it, as a pointer does") {
+    analyzer::LiveAccounting accounting(100);
+    analyzer::Lifetimes lifetimes(0, accounting);
+    Recorder r;
+    lifetimes.setObserver(&r);
+    for (const format::Event& e : {
+             Ev::alloc(10, 0xa0, 4096, Api::cudaMallocArray, Kind::Array, 1),
+             Ev::alloc(20, 0xa0, 1024, Api::cudaMallocArray, Kind::Array, 2), // its free unseen
+             Ev::alloc(30, 0x1000, 512),                                      // over nothing
+         }) {
+        lifetimes.onEvent(e);
+    }
+    CHECK(r.seen == std::vector<std::string>{
+                        "begin 160 4096 @10",
+                        "end 160 replaced @20 by 2",
+                        "begin 160 1024 @20",
+                        "begin 4096 512 @30",
+                    });
+    CHECK(lifetimes.counters().implicit_ends == 1);
+    CHECK(lifetimes.arrays().size() == 1);
+    CHECK(lifetimes.liveDeviceBytes(0) == 1024 + 512);
+    CHECK(accounting.liveBytes() == 1024 + 512);
+    CHECK(accounting.peak().bytes == 4096);
+}

@@ -216,14 +216,13 @@ class ByteReader {
         }
         return *cur_++;
     }
+    // A varint of one byte is its own value, tested inline: every record's length is one
+    // (a decoder read it through a call per event). Longer ones, and errors, out of line.
     uint64_t varint() {
-        uint64_t v = 0;
-        if (!ok_ || !detail::readVarint(cur_, end_, v)) {
-            ok_ = false; // ran past the end, or longer than any varint we write
-            cur_ = end_;
-            return 0;
+        if (ok_ && cur_ != end_ && *cur_ < 0x80) [[likely]] {
+            return *cur_++;
         }
-        return v;
+        return varintRest();
     }
     int64_t svarint() { return static_cast<int64_t>(detail::unzigzag(varint())); }
     std::span<const uint8_t> bytes(size_t n) {
@@ -247,6 +246,16 @@ class ByteReader {
     }
 
   private:
+    [[gnu::noinline]] uint64_t varintRest() {
+        uint64_t v = 0;
+        if (!ok_ || !detail::readVarint(cur_, end_, v)) {
+            ok_ = false; // ran past the end, or longer than any varint we write
+            cur_ = end_;
+            return 0;
+        }
+        return v;
+    }
+
     const uint8_t* cur_;
     const uint8_t* end_;
     bool ok_ = true;
