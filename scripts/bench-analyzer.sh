@@ -10,6 +10,11 @@
 # `heaptrack_print --print-leaks 1` (its full default analysis plus leaks, written to
 # /dev/null), and prints the exact commands and markdown tables of medians: wall time,
 # events/s, CPU time (user + system, every thread) and max RSS, and the speed ratio.
+# Within a round, which command runs first rotates from round to round. A speed ratio is
+# taken within each round (the other command's wall time over ours, both from the same
+# round) and the tables give the median of those with their range and the rounds where
+# it was above 1: the machine's level moves between rounds far more than within one, and
+# a ratio of two medians, each from other rounds, carries that movement.
 # With SERIAL=1 each round also times our report with GPUMEMTRACE_DECODE_THREADS=0 (the
 # log decoded on the reading thread: what decoding ahead on other threads gains).
 #
@@ -53,11 +58,10 @@ for t in heaptrack heaptrack_print "$GNU_TIME" jq; do
     command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
 done
 
-WORK=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/gmt-bench-analyzer.XXXXXX")}
-mkdir -p "$WORK"
-[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=lib/bench.sh
+source "$(cd "$(dirname "$0")" && pwd)/lib/bench.sh"
+gmt_bench_work analyzer
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 has() { [[ " $1 " == *" $2 "* ]]; }
 
 # run NAME CMD...: wall seconds (ns clock), CPU seconds (user + system) and max RSS (KiB)
@@ -80,10 +84,29 @@ run() {
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# time_one WHAT N: one timed run of command WHAT (ours, base, serial, ht) at size N.
+time_one() {
+    case $1 in
+    ours) run "ours.$2" "${OURS[@]}" "$WORK/ours.$2.gmtrace" ;;
+    base) run "base.$2" "$BASELINE_CLI" "${OURS[@]:1}" "$WORK/ours.$2.gmtrace" ;;
+    serial) run "serial.$2" env GPUMEMTRACE_DECODE_THREADS=0 "${OURS[@]}" "$WORK/ours.$2.gmtrace" ;;
+    ht) run "ht.$2" "${HT[@]}" "$WORK"/ht."$2".trace.* ;;
+    esac
+}
+
+# paired NAME: the ratios of $WORK/NAME.ratio (one per round) as "MEDIAN× (MIN–MAX, above
+# 1 in K of R)".
+paired() {
+    local m
+    m=$(median <"$WORK/$1.ratio")
+    sort -g "$WORK/$1.ratio" | awk -v m="$m" '{a[NR] = $1; k += ($1 > 1)}
+        END {printf "%.2f× (%.2f–%.2f, above 1 in %d of %d)", m, a[1], a[NR], k, NR}'
+}
+
 echo "# work dir: $WORK ($(df -h --output=avail "$WORK" | tail -1 | tr -d ' ') free)" >&2
 
 # --- inputs -------------------------------------------------------------------------------
-rm -f "$WORK"/*.wall "$WORK"/*.cpu "$WORK"/*.rss
+rm -f "$WORK"/*.wall "$WORK"/*.cpu "$WORK"/*.rss "$WORK"/*.ratio
 for n in $SIZES; do
     if [[ ! -s $WORK/ours.$n.gmtrace ]]; then
         t0=$(date +%s%N)
@@ -120,16 +143,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
         if ((n >= 50000000 && r > LARGE_ROUNDS)); then
             continue
         fi
-        run "ours.$n" "${OURS[@]}" "$WORK/ours.$n.gmtrace"
-        if [[ -n $BASELINE_CLI ]]; then
-            run "base.$n" "$BASELINE_CLI" "${OURS[@]:1}" "$WORK/ours.$n.gmtrace"
-        fi
-        if ((SERIAL)); then
-            run "serial.$n" env GPUMEMTRACE_DECODE_THREADS=0 "${OURS[@]}" "$WORK/ours.$n.gmtrace"
-        fi
-        if has "$HEAPTRACK_SIZES" "$n"; then
-            run "ht.$n" "${HT[@]}" "$WORK"/ht."$n".trace.*
-        fi
+        # The others are each compared with ours within the round; the first to run rotates.
+        others=()
+        [[ -n $BASELINE_CLI ]] && others+=(base)
+        ((SERIAL)) && others+=(serial)
+        has "$HEAPTRACK_SIZES" "$n" && others+=(ht)
+        timed=(ours "${others[@]}")
+        for ((i = 0; i < ${#timed[@]}; i++)); do
+            time_one "${timed[(r - 1 + i) % ${#timed[@]}]}" "$n"
+        done
+        for o in "${others[@]}"; do
+            calc %.4f "$(tail -n 1 "$WORK/$o.$n.wall") / $(tail -n 1 "$WORK/ours.$n.wall")" \
+                >>"$WORK/$o.$n.ratio"
+        done
     done
     echo "# round $r done (load before: $before; after: $(load))" >&2
     echo "Round $r: load average before $before, after $(load)."
@@ -139,7 +165,7 @@ done
 fmt_rate() { awk -v n="$1" -v s="$2" 'BEGIN {if (s == "nan" || s == 0) print "n/a"; else printf "%.2f M/s", n / s / 1e6}'; }
 fmt_mib() { awk -v k="$1" 'BEGIN {if (k == "nan") print "n/a"; else printf "%.1f MiB", k / 1024}'; }
 echo
-echo "| events | trace bytes (ours / heaptrack) | ours: median s | ours: events/s | ours: CPU s | ours: max RSS | heaptrack_print: median s | heaptrack_print: events/s | heaptrack_print: CPU s | heaptrack_print: max RSS | speed ratio ours/heaptrack | runs |"
+echo "| events | trace bytes (ours / heaptrack) | ours: median s | ours: events/s | ours: CPU s | ours: max RSS | heaptrack_print: median s | heaptrack_print: events/s | heaptrack_print: CPU s | heaptrack_print: max RSS | speed ratio ours/heaptrack, per round: median (range, rounds ours was faster) | runs |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $SIZES; do
     ow=$(median <"$WORK/ours.$n.wall")
@@ -152,7 +178,7 @@ for n in $SIZES; do
         hcpu=$(median <"$WORK/ht.$n.cpu")
         hrss=$(median <"$WORK/ht.$n.rss")
         hsize=$(stat -c %s "$WORK"/ht."$n".trace.*)
-        ratio=$(awk -v a="$ow" -v b="$hw" 'BEGIN {printf "%.2f×", b / a}')
+        ratio=$(paired "ht.$n")
         echo "| $n | $osize / $hsize | $ow | $(fmt_rate "$n" "$ow") | $ocpu | $(fmt_mib "$orss") | $hw | $(fmt_rate "$n" "$hw") | $hcpu | $(fmt_mib "$hrss") | $ratio | $runs |"
     else
         echo "| $n | $osize / not run | $ow | $(fmt_rate "$n" "$ow") | $ocpu | $(fmt_mib "$orss") | not run | not run | not run | not run | n/a | $runs |"
@@ -160,22 +186,22 @@ for n in $SIZES; do
 done
 if ((SERIAL)); then
     echo
-    echo "| events | ours, decoding ahead: median s | ours, decoded on the reading thread: median s | CPU s (ahead / serial) | max RSS (ahead / serial) | gain |"
+    echo "| events | ours, decoding ahead: median s | ours, decoded on the reading thread: median s | CPU s (ahead / serial) | max RSS (ahead / serial) | gain, per round: median (range, rounds ahead was faster) |"
     echo "|---:|---:|---:|---|---|---:|"
     for n in $SIZES; do
         ow=$(median <"$WORK/ours.$n.wall")
         sw=$(median <"$WORK/serial.$n.wall")
-        echo "| $n | $ow | $sw | $(median <"$WORK/ours.$n.cpu") / $(median <"$WORK/serial.$n.cpu") | $(fmt_mib "$(median <"$WORK/ours.$n.rss")") / $(fmt_mib "$(median <"$WORK/serial.$n.rss")") | $(awk -v a="$ow" -v b="$sw" 'BEGIN {printf "%.2f×", b / a}') |"
+        echo "| $n | $ow | $sw | $(median <"$WORK/ours.$n.cpu") / $(median <"$WORK/serial.$n.cpu") | $(fmt_mib "$(median <"$WORK/ours.$n.rss")") / $(fmt_mib "$(median <"$WORK/serial.$n.rss")") | $(paired "serial.$n") |"
     done
 fi
 if [[ -n $BASELINE_CLI ]]; then
     echo
-    echo "| events | baseline: median s | ours: median s | CPU s (baseline / ours) | max RSS (baseline / ours) | speed-up over baseline |"
+    echo "| events | baseline: median s | ours: median s | CPU s (baseline / ours) | max RSS (baseline / ours) | speed-up over baseline, per round: median (range, rounds ours was faster) |"
     echo "|---:|---:|---:|---|---|---:|"
     for n in $SIZES; do
         ow=$(median <"$WORK/ours.$n.wall")
         bw=$(median <"$WORK/base.$n.wall")
-        echo "| $n | $bw | $ow | $(median <"$WORK/base.$n.cpu") / $(median <"$WORK/ours.$n.cpu") | $(fmt_mib "$(median <"$WORK/base.$n.rss")") / $(fmt_mib "$(median <"$WORK/ours.$n.rss")") | $(awk -v a="$ow" -v b="$bw" 'BEGIN {printf "%.2f×", b / a}') |"
+        echo "| $n | $bw | $ow | $(median <"$WORK/base.$n.cpu") / $(median <"$WORK/ours.$n.cpu") | $(fmt_mib "$(median <"$WORK/base.$n.rss")") / $(fmt_mib "$(median <"$WORK/ours.$n.rss")") | $(paired "base.$n") |"
     done
 fi
 echo
