@@ -30,11 +30,17 @@
 #   WORK_DIR [mktemp -d under TMPDIR]  traces go here (100 M events is ~1.3 GB); KEEP=1 keeps
 #                     it, and a later run with the same WORK_DIR reuses the traces it finds
 #
+# On a host without heaptrack (a GPU host), put the ht.N.trace.* files of a run elsewhere
+# in WORK_DIR (they are small: 82 KB for 100 M events) and heaptrack_print, GNU time and
+# their libraries beside the build (scripts/gpu-bundle.sh carries them into tools/ of its
+# bundle, then PATH=BUNDLE/tools:$PATH LD_LIBRARY_PATH=BUNDLE/tools/lib
+# GNU_TIME=BUNDLE/tools/time): heaptrack itself is needed only for a trace not there.
+#
 # The machine's load average is printed before and after each round: the analyzer decodes
 # on other cores, so what other processes take of them shows in its figures.
 #
-# Requires: GNU time (/usr/bin/time, or GNU_TIME=PATH), heaptrack, heaptrack_print, and `cmake --build BUILD_DIR
-# --target benchmarks`.
+# Requires: GNU time (/usr/bin/time, or GNU_TIME=PATH), heaptrack_print, heaptrack (for a
+# trace WORK_DIR lacks), and `cmake --build BUILD_DIR --target benchmarks`.
 set -euo pipefail
 
 BUILD=${1:?usage: $0 BUILD_DIR}
@@ -54,7 +60,7 @@ for f in "$GEN" "$LOOP" "$CLI" ${BASELINE_CLI:+"$BASELINE_CLI"}; do
     [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
 done
 GNU_TIME=${GNU_TIME:-/usr/bin/time}
-for t in heaptrack heaptrack_print "$GNU_TIME" jq; do
+for t in heaptrack_print "$GNU_TIME"; do
     command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
 done
 
@@ -115,6 +121,7 @@ for n in $SIZES; do
         echo "# generated ours.$n.gmtrace: $(stat -c %s "$WORK/ours.$n.gmtrace") bytes in $(( (t1 - t0) / 1000000 )) ms" >&2
     fi
     if has "$HEAPTRACK_SIZES" "$n" && ! ls "$WORK"/ht."$n".trace.* >/dev/null 2>&1; then
+        command -v heaptrack >/dev/null || { echo "missing heaptrack (to record ht.$n.trace.* in $WORK)" >&2; exit 2; }
         t0=$(date +%s%N)
         heaptrack -o "$WORK/ht.$n" "$LOOP" "$n" "$LIVE" >"$WORK/heaptrack.$n.log" 2>&1
         t1=$(date +%s%N)

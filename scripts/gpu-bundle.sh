@@ -2,8 +2,10 @@
 # Copies what scripts/gpu-validate.sh needs from a build tree into DEST, small enough to
 # carry to a GPU host that cannot build: the preload library, the CLI (stripped) with the
 # libraries it needs beyond glibc and the C++ runtime (gpu-libs/), the samples, the GPU
-# validation programs, the recorder's test programs, and the synthetic trace writer and
-# malloc loop of scripts/bench-fleet.sh and scripts/bench-analyzer.sh.
+# validation programs, the recorder's test programs, the synthetic trace writer and
+# malloc loop of scripts/bench-fleet.sh and scripts/bench-analyzer.sh, and (where they are
+# installed) heaptrack_print and GNU time with their libraries in tools/, the anchor and
+# the timer of scripts/bench-analyzer.sh.
 #   cmake --build build --target gpu_programs && scripts/gpu-bundle.sh build .carry/build
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -12,6 +14,14 @@ if [[ $# -ne 2 ]]; then
 fi
 build=$1
 dest=$2
+# copy_libs BINARY DIR: the shared libraries BINARY needs beyond glibc and the C++ runtime,
+# which the GPU host has.
+copy_libs() {
+    mkdir -p "$2"
+    ldd "$1" | awk '/=> \// {print $3}' |
+        { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
+        xargs -r -I{} cp -L {} "$2/"
+}
 rm -rf "$dest"
 mkdir -p "$dest"/{lib,bin,gpu-libs,tests/recorder/programs}
 cp "$build/lib/libgpumemtrace.so" "$dest/lib/"
@@ -31,7 +41,13 @@ for p in runtime_calls driver_calls lifecycle exit_race context_switch; do
     cp "$build/tests/recorder/programs/$p" "$dest/tests/recorder/programs/"
 done
 # The CLI's own shared libraries (elfutils and its compressors); never preloaded.
-ldd "$build/bin/gpumemtrace" | awk '/=> \// {print $3}' |
-    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
-    xargs -r -I{} cp -L {} "$dest/gpu-libs/"
+copy_libs "$build/bin/gpumemtrace" "$dest/gpu-libs"
+# scripts/bench-analyzer.sh's anchor and timer, which the GPU host lacks.
+for t in heaptrack_print "${GNU_TIME:-/usr/bin/time}"; do
+    if p=$(command -v "$t"); then
+        mkdir -p "$dest/tools"
+        cp -L "$p" "$dest/tools/$(basename "$t")"
+        copy_libs "$p" "$dest/tools/lib"
+    fi
+done
 du -sh "$dest"
