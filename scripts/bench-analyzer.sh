@@ -36,8 +36,9 @@
 # bundle, then PATH=BUNDLE/tools:$PATH LD_LIBRARY_PATH=BUNDLE/tools/lib
 # GNU_TIME=BUNDLE/tools/time): heaptrack itself is needed only for a trace not there.
 #
-# The machine's load average is printed before and after each round: the analyzer decodes
-# on other cores, so what other processes take of them shows in its figures.
+# The machine's load average is printed before and after each round, with each command's
+# wall time in it: the analyzer decodes on other cores, so what other processes take of
+# them shows in its figures.
 #
 # Requires: GNU time (/usr/bin/time, or GNU_TIME=PATH), heaptrack_print, heaptrack (for a
 # trace WORK_DIR lacks), and `cmake --build BUILD_DIR --target benchmarks`.
@@ -146,6 +147,7 @@ echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average (1, 5, 15 min) before the runs: $(load)."
 for ((r = 1; r <= ROUNDS; r++)); do
     before=$(load)
+    walls=""
     for n in $SIZES; do
         if ((n >= 50000000 && r > LARGE_ROUNDS)); then
             continue
@@ -159,13 +161,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
         for ((i = 0; i < ${#timed[@]}; i++)); do
             time_one "${timed[(r - 1 + i) % ${#timed[@]}]}" "$n"
         done
+        walls+="; $n events: ours $(tail -n 1 "$WORK/ours.$n.wall") s"
         for o in "${others[@]}"; do
             calc %.4f "$(tail -n 1 "$WORK/$o.$n.wall") / $(tail -n 1 "$WORK/ours.$n.wall")" \
                 >>"$WORK/$o.$n.ratio"
+            walls+=", $o $(tail -n 1 "$WORK/$o.$n.wall") s"
         done
     done
     echo "# round $r done (load before: $before; after: $(load))" >&2
-    echo "Round $r: load average before $before, after $(load)."
+    echo "Round $r: load average before $before, after $(load)$walls."
 done
 
 # --- tables -------------------------------------------------------------------------------
