@@ -13,8 +13,8 @@
 # Within a round, which command runs first rotates from round to round. A speed ratio is
 # taken within each round (the other command's wall time over ours, both from the same
 # round) and the tables give the median of those with their range and the rounds where
-# it was above 1: the machine's level moves between rounds far more than within one, and
-# a ratio of two medians, each from other rounds, carries that movement.
+# it was above 1: a shared machine's level moves from round to round, and a ratio of two
+# medians, each possibly from another round, carries that movement.
 # With SERIAL=1 each round also times our report with GPUMEMTRACE_DECODE_THREADS=0 (the
 # log decoded on the reading thread: what decoding ahead on other threads gains).
 #
