@@ -33,8 +33,8 @@
 # On a host without heaptrack (a GPU host), put the ht.N.trace.* files of a run elsewhere
 # in WORK_DIR (they are small: 82 KB for 100 M events) and heaptrack_print, GNU time and
 # their libraries beside the build (scripts/gpu-bundle.sh carries them into tools/ of its
-# bundle, then PATH=BUNDLE/tools:$PATH LD_LIBRARY_PATH=BUNDLE/tools/lib
-# GNU_TIME=BUNDLE/tools/time): heaptrack itself is needed only for a trace not there.
+# bundle, which a bundle given as BUILD_DIR puts first, with the CLI's gpu-libs/:
+# gmt_bench_bundle in lib/bench.sh): heaptrack itself is needed only for a trace not there.
 #
 # The machine's load average is printed before and after each round, with each command's
 # wall time in it: the analyzer decodes on other cores, so what other processes take of
@@ -60,13 +60,14 @@ BASELINE_CLI=${BASELINE_CLI:-}
 for f in "$GEN" "$LOOP" "$CLI" ${BASELINE_CLI:+"$BASELINE_CLI"}; do
     [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
 done
+# shellcheck source=lib/bench.sh
+source "$(cd "$(dirname "$0")" && pwd)/lib/bench.sh"
+gmt_bench_bundle "$BUILD"
 GNU_TIME=${GNU_TIME:-/usr/bin/time}
 for t in heaptrack_print "$GNU_TIME"; do
     command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
 done
 
-# shellcheck source=lib/bench.sh
-source "$(cd "$(dirname "$0")" && pwd)/lib/bench.sh"
 gmt_bench_work analyzer
 
 has() { [[ " $1 " == *" $2 "* ]]; }

@@ -22,8 +22,9 @@ CLI=$BUILD/bin/gpumemtrace
 for f in "$GEN" "$CLI"; do
     [[ -x $f ]] || { echo "missing $f: cmake --build $BUILD --target benchmarks" >&2; exit 2; }
 done
-# A bundle carries the CLI's own libraries beside it.
-[[ -d $BUILD/gpu-libs ]] && export LD_LIBRARY_PATH=$BUILD/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck source=lib/bench.sh
+source "$(cd "$(dirname "$0")" && pwd)/lib/bench.sh"
+gmt_bench_bundle "$BUILD"
 WORK=${WORK_DIR:-$(mktemp -d)}
 [[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/job"

@@ -19,6 +19,21 @@ gmt_bench_need() {
     ((LARGE > SMALL)) || { echo "LARGE must exceed SMALL" >&2; exit 2; }
 }
 
+# gmt_bench_bundle BUILD: where BUILD is a bundle (scripts/gpu-bundle.sh), its CLI's own
+# libraries (gpu-libs/) and its tools (tools/: heaptrack_print, GNU time, their libraries)
+# are used before the machine's, so that a GPU host without them runs the bench as it is.
+gmt_bench_bundle() {
+    if [[ -d $1/gpu-libs ]]; then
+        export LD_LIBRARY_PATH=$1/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
+    if [[ -d $1/tools ]]; then
+        export PATH=$1/tools:$PATH
+        export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$1/tools/lib
+        [[ -x $1/tools/time ]] && GNU_TIME=${GNU_TIME:-$1/tools/time}
+    fi
+    return 0
+}
+
 # gmt_bench_work NAME: WORK := WORK_DIR, or a new temporary folder; removed when the script
 # exits, unless KEEP=1.
 gmt_bench_work() {
