@@ -5,7 +5,8 @@
 # validation programs, the recorder's test programs, the synthetic trace writer and
 # malloc loop of scripts/bench-fleet.sh and scripts/bench-analyzer.sh, and (where they are
 # installed) heaptrack_print and GNU time with their libraries in tools/, the anchor and
-# the timer of scripts/bench-analyzer.sh.
+# the timer of scripts/bench-analyzer.sh, and perf in tools/ with its own libraries in
+# tools/perf-lib/, for the framework bench's profile (scripts/gpu_framework_bench.py).
 #   cmake --build build --target gpu_programs && scripts/gpu-bundle.sh build .carry/build
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -50,4 +51,18 @@ for t in heaptrack_print "${GNU_TIME:-/usr/bin/time}"; do
         copy_libs "$p" "$dest/tools/lib"
     fi
 done
+# perf for the framework bench's profile row, which a GPU host may lack. Its libraries
+# are found through its own RPATH, not LD_LIBRARY_PATH: the bench attaches it to the
+# traced workers (perf record -p), and nothing of it may reach their environment. DT_RPATH
+# (--force-rpath), unlike RUNPATH, is searched before LD_LIBRARY_PATH, so the CLI's
+# gpu-libs/ on that path cannot replace perf's own.
+if p=$(command -v perf) && command -v patchelf >/dev/null; then
+    mkdir -p "$dest/tools"
+    cp -L "$p" "$dest/tools/perf"
+    copy_libs "$p" "$dest/tools/perf-lib"
+    patchelf --force-rpath --set-rpath '$ORIGIN/perf-lib' "$dest/tools/perf"
+    "$dest/tools/perf" --version >/dev/null
+elif [[ -n $p ]]; then
+    echo "gpu-bundle: perf left out: patchelf is not installed" >&2
+fi
 du -sh "$dest"

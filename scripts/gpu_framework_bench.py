@@ -481,12 +481,21 @@ def recorder_cpu(rows, library, steps):
             "top_symbols": [(sym, round(v * per_step, 2)) for sym, v in top]}
 
 
+def bench_perf(build, path=None):
+    """The host's perf (on `path`, else the PATH), else the one scripts/gpu-bundle.sh carried
+    into the bundle's tools/ (it finds its own libraries; GPU hosts may have no perf); None
+    when neither is there."""
+    carried = Path(build) / "tools" / "perf"
+    return shutil.which("perf", path=path) or \
+        (str(carried) if os.access(carried, os.X_OK) else None)
+
+
 def perf_profile(env, worker, shape, steps, tmp, key="traced"):
     """More blocks of a traced worker under `perf record` (every thread of the process):
     recorder_cpu() of its samples."""
-    perf = shutil.which("perf")
+    perf = bench_perf(env.build)
     if not perf:
-        return None, "perf is not on the PATH"
+        return None, "perf is neither on the PATH nor in the bundle's tools/"
     label = shape if key == "traced" else f"{shape}_{key}"
     data = Path(tmp) / f"perf_{label}.data"
     log = open(env.logs / f"bench_perf_{label}.record.log", "w")
@@ -799,6 +808,24 @@ def check_perf_reading(row):
         f"({got['recorder_percent']:.2f}% against perf's {overhead:.2f}%), parts {parts}")
 
 
+def check_perf_lookup(row):
+    """bench_perf() on a made-up host and bundle: the host's perf first, the bundle's where
+    the host has none, none where the bundle's is not executable."""
+    with tempfile.TemporaryDirectory() as tmp:
+        host, bundle, empty = (Path(tmp) / d for d in ("host", "bundle", "empty"))
+        for d in (host, bundle / "tools", empty):
+            d.mkdir(parents=True)
+        for perf in (host / "perf", bundle / "tools" / "perf"):
+            perf.write_text("#!/bin/sh\n")
+            perf.chmod(0o755)
+        got = {"host first": bench_perf(bundle, str(host)) == str(host / "perf"),
+               "bundle's": bench_perf(bundle, str(empty)) == str(bundle / "tools" / "perf")}
+        (bundle / "tools" / "perf").chmod(0o644)
+        got["not executable"] = bench_perf(bundle, str(empty)) is None
+    row("dry run: which perf profiles (the host's, else the bundle's)", all(got.values()),
+        str(got))
+
+
 def stop_replayed(settings, r):
     """The stopping rule replayed on the rounds kept: (whether the shape stopped where the
     rule says, what was seen). "settled" must be the first round count from the least on
@@ -855,6 +882,7 @@ def main():
     if args.dry_run:
         check_dry_run(env, gv.row)
         check_perf_reading(gv.row)
+        check_perf_lookup(gv.row)
     print((env.out / "framework_bench.md").read_text())
     return 1 if any(s == "FAIL" for _, s, _ in gv.ROWS) else 0
 
