@@ -23,6 +23,13 @@ copy_libs() {
         { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
         xargs -r -I{} cp -L {} "$2/"
 }
+# Without them most of scripts/gpu-validate.sh's groups could only fail on the GPU host,
+# where nothing can be built: refuse here, before anything is copied.
+if ! compgen -G "$build/gpu/*" >/dev/null; then
+    echo "gpu-bundle: $build/gpu holds no GPU programs; build them first:" \
+        "cmake --build $build --target gpu_programs (needs nvcc)" >&2
+    exit 1
+fi
 rm -rf "$dest"
 mkdir -p "$dest"/{lib,bin,gpu-libs,tests/recorder/programs}
 cp "$build/lib/libgpumemtrace.so" "$dest/lib/"

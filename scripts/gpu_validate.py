@@ -594,6 +594,17 @@ def check_torch_overhead(env, runs):
         f"target within 3%); ratios {[round(x, 3) for x in ratios]}")
 
 
+def exception_reason(exc):
+    """What a group's exception row says: a missing program or tool by its path (repr() of
+    the FileNotFoundError that subprocess raises leaves the path out), anything else as is."""
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        hint = " (the GPU programs: cmake --build BUILD --target gpu_programs, then " \
+               "scripts/gpu-bundle.sh)" if Path(exc.filename).parent.name == "gpu" else \
+               " (not on the PATH)" if "/" not in str(exc.filename) else ""
+        return f"not found: {exc.filename}{hint}"
+    return repr(exc)[:300]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", required=True)
@@ -623,7 +634,7 @@ def main():
         try:
             groups[g](env)
         except Exception as exc:  # a broken check is a failed check, with its reason
-            row(f"{g} (exception)", False, repr(exc)[:300])
+            row(f"{g} (exception)", False, exception_reason(exc))
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     lines = [f"machine: {smi}; python {sys.version.split()[0]}", "",
