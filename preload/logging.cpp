@@ -4,9 +4,11 @@
 
 namespace gmt::preload {
 namespace {
+// Never destroyed, as the recorder (recorder.cpp, Recorder::create): a thread inside a
+// traced call may log after exit() ran the static destructors.
 std::shared_ptr<spdlog::logger>& instance() {
-    static std::shared_ptr<spdlog::logger> logger;
-    return logger;
+    static auto* const logger = new std::shared_ptr<spdlog::logger>;
+    return *logger;
 }
 } // namespace
 

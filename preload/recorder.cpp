@@ -23,6 +23,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -174,10 +175,15 @@ void forkChild() {
 } // namespace
 
 Recorder& Recorder::create() {
-    // Constructed on first use (a library's constructor may call CUDA before ours runs).
-    static Recorder recorder;
-    instance_.store(&recorder, std::memory_order_release);
-    return recorder;
+    // Constructed on first use (a library's constructor may call CUDA before ours runs),
+    // and never destroyed: exit() runs static destructors while the program's other threads
+    // may still be inside traced calls (until exit_group ends them), and those calls read
+    // the recorder's tables. onUnload (below) ends the trace and frees nothing; the memory
+    // goes with the process. tests/recorder/exit_destructors_check.py keeps it so.
+    alignas(Recorder) static unsigned char storage[sizeof(Recorder)];
+    static Recorder* const recorder = new (storage) Recorder;
+    instance_.store(recorder, std::memory_order_release);
+    return *recorder;
 }
 
 Recorder::Recorder() : config_(readConfig()) {

@@ -61,13 +61,17 @@ def offenders(disassembly):
     return found, seen
 
 
+def disassemble(library):
+    """objdump's disassembly of `library`, names demangled (exit_destructors_check.py too)."""
+    return subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", library],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", sys.argv[1]],
-                         capture_output=True, text=True, check=True).stdout
-    found, seen = offenders(out)
+    found, seen = offenders(disassemble(sys.argv[1]))
     missing = [r for r in REQUIRED if not any(s == r or s.startswith(r) for s in seen)]
     if missing:
         print(f"functions of the traced path not found in {sys.argv[1]}: {missing}")
