@@ -594,15 +594,20 @@ def check_torch_overhead(env, runs):
         f"target within 3%); ratios {[round(x, 3) for x in ratios]}")
 
 
-def exception_reason(exc):
+def exception_reason(exc, env):
     """What a group's exception row says: a missing program or tool by its path (repr() of
     the FileNotFoundError that subprocess raises leaves the path out), anything else as is."""
-    if isinstance(exc, FileNotFoundError) and exc.filename:
+    if not (isinstance(exc, FileNotFoundError) and exc.filename):
+        return repr(exc)[:300]
+    missing = Path(exc.filename)
+    if missing.parent == env.gpu:
         hint = " (the GPU programs: cmake --build BUILD --target gpu_programs, then " \
-               "scripts/gpu-bundle.sh)" if Path(exc.filename).parent.name == "gpu" else \
-               " (not on the PATH)" if "/" not in str(exc.filename) else ""
-        return f"not found: {exc.filename}{hint}"
-    return repr(exc)[:300]
+               "scripts/gpu-bundle.sh)"
+    elif "/" not in str(exc.filename):
+        hint = " (not on the PATH)"
+    else:
+        hint = ""
+    return f"not found: {exc.filename}{hint}"
 
 
 def main():
@@ -634,7 +639,7 @@ def main():
         try:
             groups[g](env)
         except Exception as exc:  # a broken check is a failed check, with its reason
-            row(f"{g} (exception)", False, exception_reason(exc))
+            row(f"{g} (exception)", False, exception_reason(exc, env))
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     lines = [f"machine: {smi}; python {sys.version.split()[0]}", "",
