@@ -68,9 +68,11 @@ def oom():
             big.append(torch.empty(512 * MiB, dtype=torch.uint8, device=dev))
     except torch.OutOfMemoryError:
         pass
-    kept = big[0::2]
+    kept, holes = big[0::2], len(big[1::2])
     del big
-    mid = [torch.empty(300 * MiB, dtype=torch.uint8, device=dev) for _ in kept]
+    # One 300 MiB tensor per freed 512 MiB hole, no more: with an odd count of 512 MiB blocks
+    # (80 GB cards) one per kept block would need a new segment and fail before the probe.
+    mid = [torch.empty(300 * MiB, dtype=torch.uint8, device=dev) for _ in range(holes)]
     info = {"blocks_512": len(kept), "before_oom": stats()}
     try:
         x = torch.empty(1024 * MiB, dtype=torch.uint8, device=dev)  # LINE:oom
