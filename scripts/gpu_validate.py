@@ -433,18 +433,27 @@ def check_trace_ends(env):
     programs = env.build / "tests/recorder/programs"
     complete = 0
     runs = 5
-    detail = []
+    detail, untraced = [], []
+    race = [str(programs / "exit_race"), "4", "2000"]
     for i in range(runs):
-        p, traces, _ = env.record(f"exit_race{i}", [str(programs / "exit_race"), "4", "2000"])
+        # Some drivers crash the process themselves when exit() tears CUDA down under threads
+        # still inside calls (580.159.04 on an H200: SIGSEGV untraced, every run). The tracer's
+        # part is to change nothing: the traced run ends as the untraced one did, and its
+        # trace is complete.
+        plain, _ = env.run(f"exit_race{i}.plain", race)
+        untraced.append(plain.returncode)
+        p, traces, _ = env.record(f"exit_race{i}", race)
         d, _ = env.run(f"exit_race{i}.dump", [str(env.cli), "dump", str(traces[0])],
                        env=env.cli_env) if traces else (None, 0)
-        ok = p.returncode == 0 and len(traces) == 1 and d is not None and d.returncode == 0
+        ok = p.returncode == plain.returncode and len(traces) == 1 and d is not None and \
+            d.returncode == 0
         complete += ok
         if not ok:
-            detail.append(f"run {i}: rc={p.returncode} dump={d.returncode if d else None} "
-                          f"{(d.stderr if d else '')[-200:]}")
+            detail.append(f"run {i}: rc={p.returncode} (untraced {plain.returncode}) "
+                          f"dump={d.returncode if d else None} {(d.stderr if d else '')[-200:]}")
     row("exit() while threads are inside CUDA calls", complete == runs,
-        f"{complete}/{runs} traces complete (nothing after the trailer) {detail or ''}")
+        f"{complete}/{runs} traced runs ended as the untraced one (exit status untraced: "
+        f"{untraced}) with a complete trace (nothing after the trailer) {detail or ''}")
     p, traces, _ = env.record("exec", [str(programs / "lifecycle"), "exec", "/bin/true"])
     d, _ = env.run("exec.dump", [str(env.cli), "dump", str(traces[0])], env=env.cli_env) \
         if traces else (None, 0)
