@@ -25,7 +25,7 @@ void explainOom(const BlockOom& oom, const AllocatorRules& rules, CachingOomRepo
             " reserved but unallocated (" + humanBytes(inside) + " in " +
             std::to_string(s.inactive_split_blocks) + " free blocks, the largest on its stream " +
             humanBytes(stream_largest) + ") and the driver's " + humanBytes(oom.device_free) +
-            " free would hold the " + humanBytes(want) +
+            " free would together hold the " + humanBytes(want) +
             " asked for, but no free block is large enough and a new " + humanBytes(segment) +
             " segment does not fit";
     } else {
