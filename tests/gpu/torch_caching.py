@@ -71,7 +71,7 @@ def oom():
     kept, holes = big[0::2], len(big[1::2])
     del big
     # One 300 MiB tensor per freed 512 MiB hole, no more: with an odd count of 512 MiB blocks
-    # (80 GB cards) one per kept block would need a new segment and fail before LINE:oom.
+    # (80 GB cards) one per kept block would need a new segment and fail before the 1 GiB request.
     mid = [torch.empty(300 * MiB, dtype=torch.uint8, device=dev) for _ in range(holes)]
     info = {"blocks_512": len(kept), "before_oom": stats()}
     try:
