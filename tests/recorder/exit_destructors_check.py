@@ -15,7 +15,7 @@ library has such a static object again.
 import re
 import sys
 
-from traced_path_check import HEADER, disassemble
+from traced_path_check import disassemble, lines_by_function
 
 REGISTERS = re.compile(r"\bcall\s+\S+\s+<__cxa_atexit")
 # Found in the disassembly, so that a library that could not be read cannot pass.
@@ -24,14 +24,12 @@ REQUIRED = "gmt::preload::Recorder::create()"
 
 def registrations(disassembly):
     """The functions that call __cxa_atexit, and whether REQUIRED was seen."""
-    found, seen, current = [], False, None
-    for line in disassembly.splitlines():
-        m = HEADER.match(line)
-        if m:
-            current = m.group(1)
-            seen = seen or current == REQUIRED
-        elif current and REGISTERS.search(line):
-            found.append(current)
+    found, seen = [], False
+    for name, line in lines_by_function(disassembly):
+        if line is None:
+            seen = seen or name == REQUIRED
+        elif REGISTERS.search(line):
+            found.append(name)
     return found, seen
 
 

@@ -43,21 +43,30 @@ SLOW = re.compile(r"\brep[a-z]*\s+(stos|movs)|\bcall\s+\S+\s+<__tls_get_addr")
 HEADER = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 
 
-def offenders(disassembly):
-    """(function, instruction) of every rep string instruction and every call to
-    __tls_get_addr in a traced-path function, and the traced-path functions seen."""
-    found, seen = [], set()
+def lines_by_function(disassembly):
+    """(function, instruction line) for each instruction, and (function, None) at each
+    function's header, as objdump -C names the function (exit_destructors_check.py too)."""
     current = None
     for line in disassembly.splitlines():
         m = HEADER.match(line)
         if m:
-            name = m.group(1)
-            current = name if any(p.search(name) for p in TRACED_PATH) else None
-            if current:
-                seen.add(current)
+            current = m.group(1)
+            yield current, None
+        elif current:
+            yield current, line
+
+
+def offenders(disassembly):
+    """(function, instruction) of every rep string instruction and every call to
+    __tls_get_addr in a traced-path function, and the traced-path functions seen."""
+    found, seen = [], set()
+    for name, line in lines_by_function(disassembly):
+        if not any(p.search(name) for p in TRACED_PATH):
             continue
-        if current and SLOW.search(line):
-            found.append((current, line.strip()))
+        if line is None:
+            seen.add(name)
+        elif SLOW.search(line):
+            found.append((name, line.strip()))
     return found, seen
 
 
