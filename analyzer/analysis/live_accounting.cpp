@@ -15,6 +15,35 @@ LiveAccounting::LiveAccounting(size_t timeline_points, AccountingDetail detail)
 
 LiveAccounting::~LiveAccounting() = default;
 
+LiveAccounting::Deferred::Deferred(LiveAccounting& accounting)
+    : totals([&accounting](const PeakPoint& peak) {
+          if (accounting.on_snapshot_) {
+              accounting.on_snapshot_(peak);
+          }
+      }),
+      thread(accounting) {}
+
+void LiveAccounting::startThread() {
+    if (!deferred_) {
+        deferred_ = std::make_unique<Deferred>(*this);
+    }
+}
+
+void LiveAccounting::stopThread() {
+    if (!deferred_) {
+        return;
+    }
+    // Ended whether or not draining threw (the thread is idle either way): an accounting
+    // that failed is not used again. Not before: the thread reads deferred_ as it applies.
+    try {
+        deferred_->thread.drain();
+    } catch (...) {
+        deferred_.reset();
+        throw;
+    }
+    deferred_.reset();
+}
+
 uint32_t LiveAccounting::findSite(uint64_t key) {
     auto [index, inserted] = site_index_.tryEmplace(key);
     if (inserted) {
@@ -73,7 +102,7 @@ uint64_t LiveAccounting::deviceLive(int device) const {
     return it == device_live_.end() ? 0 : it->second;
 }
 
-void LiveAccounting::addFolded(const Charge& c, uint64_t allocations) {
+void LiveAccounting::applyAddFolded(const Charge& c, uint64_t allocations) {
     SiteLive& allocated = sites_[siteIndex(c)].allocated;
     addSaturating(allocated.bytes, c.bytes);
     allocated.allocations += allocations;
@@ -142,7 +171,7 @@ void LiveAccounting::noteBatchDevice(int device) {
     }
 }
 
-void LiveAccounting::endRemovals(uint64_t time_ns) {
+void LiveAccounting::applyEndRemovals(uint64_t time_ns) {
     batch_ = false;
     for (int device : batch_devices_) {
         DeviceSlot& d = deviceSlot(device);
@@ -200,7 +229,9 @@ void LiveAccounting::snapshot() {
     }
     dirty_.clear();
     pending_ = false;
-    if (on_snapshot_) {
+    // Applied on the accounting's own thread, the caller's totals call it instead (at the
+    // same moment of the pass, on the thread whose state it reads).
+    if (on_snapshot_ && !deferred_) {
         on_snapshot_(peak_);
     }
 }

@@ -7,6 +7,9 @@
 // being the peak's. Cost is O(1) amortised per event however often the peak moves.
 #pragma once
 
+#include "analysis/accounting_thread.h"
+#include "analysis/charge.h"
+#include "analysis/live_totals.h"
 #include "analysis/moment_sampler.h"
 #include "analysis/site_timeline.h"
 #include "analysis/timeline.h"
@@ -26,20 +29,6 @@
 
 namespace gmt::analyzer {
 
-// What one allocation contributes: where it lives and who made it.
-struct Charge {
-    uint32_t process = 0;
-    uint32_t stack = 0;
-    int device = -1;
-    format::Kind kind = format::Kind::None;
-    bool resident = true; // device memory (not pinned host, not a host-located VMM handle)
-    uint64_t bytes = 0;
-    // The (process, stack) counter's index when the caller knows it (what add() returned
-    // for this allocation); kNoSite: look it up.
-    uint32_t site = UINT32_MAX;
-};
-inline constexpr uint32_t kNoSite = UINT32_MAX;
-
 // How a (process, stack) counter moved over the whole run: what the growth analysis
 // (growth_analysis.h) uses to choose iteration boundaries and the sites worth following.
 struct SiteHistory {
@@ -56,11 +45,6 @@ class SiteObserver {
   public:
     virtual ~SiteObserver() = default;
     virtual void onCharge(const Charge& c, bool added, uint64_t time_ns) = 0;
-};
-
-struct PeakPoint {
-    uint64_t bytes = 0;
-    uint64_t time_ns = 0;
 };
 
 // What the HTML view needs beyond the text report (0: not kept; the default).
@@ -82,22 +66,48 @@ class LiveAccounting {
     // inline (below the class): every allocation and free comes through them, and a
     // call's entry and exit cost as much as some of the levels they update. They take the
     // charge by value, a copy of the caller's that the compiler may keep in registers.
+    // On a thread of its own (startThread()), add returns kNoSite: the removal finds the
+    // site itself.
     uint32_t add(Charge c, uint64_t time_ns);
     // `allocations` made and freed at c's site, c.bytes in all, that were never replayed
     // (an aggregated trace folded them): they count in what the site allocated only.
-    void addFolded(const Charge& c, uint64_t allocations);
+    void addFolded(const Charge& c, uint64_t allocations) {
+        if (!defer(c, ChargeOp::Type::AddFolded, allocations)) {
+            applyAddFolded(c, allocations);
+        }
+    }
     void remove(Charge c, uint64_t time_ns);
     // Many removals at one moment (a teardown, a process's end): between these, removals
     // leave no timeline points; the end records each device's final level once, so the
     // timeline shows the drop rather than its intermediate states.
-    void beginRemovals() { batch_ = true; }
-    void endRemovals(uint64_t time_ns);
-    // Takes the pending peak snapshot, if any (call at the end of the analysis).
-    void settle() {
-        if (pending_) {
-            snapshot();
+    void beginRemovals() {
+        if (!defer({}, ChargeOp::Type::BeginRemovals, 0)) {
+            applyBeginRemovals();
         }
     }
+    void endRemovals(uint64_t time_ns) {
+        if (!defer({}, ChargeOp::Type::EndRemovals, time_ns)) {
+            applyEndRemovals(time_ns);
+        }
+    }
+    // Takes the pending peak snapshot, if any (call at the end of the analysis). One branch
+    // when nothing is pending: every free comes through here (Lifetimes::gate()).
+    void settle() {
+        if (!deferred_) {
+            applySettle();
+        } else if (deferred_->totals.settle()) {
+            defer({}, ChargeOp::Type::Settle, 0);
+        }
+    }
+
+    // The accounting on a thread of its own (accounting_thread.h) from now on, until
+    // stopThread(): the same results, read after stopThread() (all but processLive(), kept
+    // on the caller's thread too). Call it before the first charge, after onPeakSnapshot():
+    // the callback is then called on the caller's thread, at the same moments.
+    void startThread();
+    // Waits until the thread has applied every charge, and ends it; rethrows what applying
+    // one threw. Nothing when there is no thread.
+    void stopThread();
 
     // Called when the peak snapshot is taken: the live set is exactly the peak's.
     void onPeakSnapshot(std::function<void(const PeakPoint&)> callback) {
@@ -107,6 +117,9 @@ class LiveAccounting {
     uint64_t liveBytes() const { return total_; }
     // Device-resident bytes one process holds now.
     uint64_t processLive(uint32_t process) const {
+        if (deferred_) {
+            return deferred_->totals.processLive(process);
+        }
         if (process == derived_process_) {
             return total_;
         }
@@ -140,7 +153,13 @@ class LiveAccounting {
             f(s.key, s.history);
         }
     }
-    void setObserver(SiteObserver* observer) { observer_ = observer; }
+    // An observer is told on the caller's thread: the thread (if any) stops first.
+    void setObserver(SiteObserver* observer) {
+        if (observer) {
+            stopThread();
+        }
+        observer_ = observer;
+    }
     // By kind, per device; pinned host memory (every device's) under kHostDevice.
     const std::map<int, KindTimeline>& kindTimelines() const { return kind_timelines_; }
     // Device-resident bytes by (process << 32 | stack), per device; empty unless
@@ -153,6 +172,28 @@ class LiveAccounting {
     std::vector<std::pair<uint64_t, SiteLive>> allocatedSites() const;
 
   private:
+    friend class AccountingThread;
+    // What add(), remove() and the rest do, here and now: on the caller's thread, or on the
+    // accounting's own, which calls them.
+    uint32_t applyAdd(Charge c, uint64_t time_ns);
+    void applyAddFolded(const Charge& c, uint64_t allocations);
+    void applyRemove(Charge c, uint64_t time_ns);
+    void applyBeginRemovals() { batch_ = true; }
+    void applyEndRemovals(uint64_t time_ns);
+    // Hands the operation to the accounting's thread, when it has one (false: apply it here).
+    bool defer(const Charge& c, ChargeOp::Type type, uint64_t value) {
+        if (!deferred_) {
+            return false;
+        }
+        deferred_->thread.push(c, type, value);
+        return true;
+    }
+    void applySettle() {
+        if (pending_) {
+            snapshot();
+        }
+    }
+
     struct Site {
         uint64_t key = 0; // process << 32 | stack
         SiteLive now;
@@ -289,13 +330,24 @@ class LiveAccounting {
     std::vector<uint32_t> live_sites_; // sites holding memory now
     std::unique_ptr<MomentSampler> moments_;
     std::function<void(const PeakPoint&)> on_snapshot_;
+    // While the accounting runs on a thread of its own: what the caller's thread keeps, and
+    // the thread. The totals first: the thread ends before them.
+    struct Deferred {
+        explicit Deferred(LiveAccounting& accounting);
+        LiveTotals totals;
+        AccountingThread thread;
+    };
     SiteObserver* observer_ = nullptr;
     bool batch_ = false;
     bool host_changed_ = false;      // pinned host memory ended in the batch
     std::vector<int> batch_devices_; // devices whose level changed in the batch
+    // Last, on a cache line of its own (the class's size rounds up to it): the caller's
+    // thread reads it at every charge while the accounting's thread writes the members
+    // before it. Sharing their line, each read waited for the other core's write.
+    alignas(64) std::unique_ptr<Deferred> deferred_;
 };
 
-[[gnu::always_inline]] inline uint32_t LiveAccounting::add(Charge c, uint64_t time_ns) {
+[[gnu::always_inline]] inline uint32_t LiveAccounting::applyAdd(Charge c, uint64_t time_ns) {
     if (!c.resident) {
         addElsewhere(c, time_ns);
         return kNoSite;
@@ -364,14 +416,32 @@ class LiveAccounting {
     return site;
 }
 
+[[gnu::always_inline]] inline uint32_t LiveAccounting::add(Charge c, uint64_t time_ns) {
+    if (deferred_) {
+        deferred_->totals.add(c, time_ns);
+        defer(c, ChargeOp::Type::Add, time_ns);
+        return kNoSite;
+    }
+    return applyAdd(c, time_ns);
+}
+
 [[gnu::always_inline]] inline void LiveAccounting::remove(Charge c, uint64_t time_ns) {
+    if (deferred_) {
+        deferred_->totals.remove(c);
+        defer(c, ChargeOp::Type::Remove, time_ns);
+        return;
+    }
+    applyRemove(c, time_ns);
+}
+
+[[gnu::always_inline]] inline void LiveAccounting::applyRemove(Charge c, uint64_t time_ns) {
     if (!c.resident) {
         removeElsewhere(c, time_ns);
         return;
     }
     const size_t k = kindIndex(c.kind);
     subtractSaturating(kind_live_[k], c.bytes);
-    settle();
+    applySettle();
     sampleMoment(time_ns);
     if (c.process != derived_process_ && c.process < process_live_.size()) [[unlikely]] {
         subtractSaturating(process_live_[c.process], c.bytes);

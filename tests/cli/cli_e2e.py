@@ -269,6 +269,32 @@ def test_decode_threads():
         expect("GPUMEMTRACE_DECODE_THREADS" in r.stderr, "the error names the variable", r)
 
 
+def test_accounting_thread():
+    # GPUMEMTRACE_ACCOUNTING_THREAD (docs/configuration.md): the same report, text, JSON and
+    # HTML, and the same verdict, with the accounting on the reading thread or on its own;
+    # anything but 0 or 1 is one line and exit 2.
+    traces, _ = record("acct", "leak", "3", "1048576")
+    outputs = []
+    for n in ("0", "1"):
+        env = {"GPUMEMTRACE_ACCOUNTING_THREAD": n}
+        html = os.path.join(ARGS.workdir, "acct.%s.html" % n)
+        r = gmt("report", "--format", "html", "-o", html, *traces, extra_env=env)
+        expect(r.returncode == 0, "HTML report with GPUMEMTRACE_ACCOUNTING_THREAD=" + n, r)
+        with open(html, encoding="utf-8") as f:
+            page = f.read()
+        text = gmt("report", *traces, extra_env=env)
+        js = gmt("report", "--format", "json", *traces, extra_env=env)
+        verdict = gmt("check", "--max-leaks", "0", *traces, extra_env=env)
+        expect(text.returncode == 0 and js.returncode == 0, "reports", text)
+        expect(verdict.returncode == 1, "the leak fails the gate", verdict)
+        outputs.append((text.stdout, json.loads(js.stdout), page, verdict.stdout))
+    expect(outputs[0] == outputs[1], "the same reports and verdict on either thread")
+    for bad in ("", "2", "yes", "1 "):
+        r = gmt("report", *traces, extra_env={"GPUMEMTRACE_ACCOUNTING_THREAD": bad})
+        one_line_error(r)
+        expect("GPUMEMTRACE_ACCOUNTING_THREAD" in r.stderr, "the error names the variable", r)
+
+
 def test_check_incomplete():
     traces, _ = record("cut", "leak", "2", "4096")
     # Damage the end of the file: the trailer goes, the prefix stays readable.
