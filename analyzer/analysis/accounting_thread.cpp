@@ -23,13 +23,6 @@ void relax() {
 #endif
 }
 
-// Streamed stores (push()) are not ordered by a release store: fenced before each publishing.
-void fence() {
-#if defined(__x86_64__)
-    _mm_sfence();
-#endif
-}
-
 // Waits until `counter` is no longer `seen`, and returns it.
 uint64_t awaitChange(const std::atomic<uint64_t>& counter, uint64_t seen) {
     for (int i = 0; i < kSpins; ++i) {
@@ -41,6 +34,23 @@ uint64_t awaitChange(const std::atomic<uint64_t>& counter, uint64_t seen) {
     }
     counter.wait(seen, std::memory_order_acquire);
     return counter.load(std::memory_order_acquire);
+}
+
+// Makes the first `written` operations visible to the thread and wakes it if it sleeps.
+void expose(std::atomic<uint64_t>& published, uint64_t written) {
+#if defined(__x86_64__)
+    _mm_sfence(); // streamed stores (push()) are not ordered by the release store
+#endif
+    published.store(written, std::memory_order_release);
+    published.notify_one();
+}
+
+// Waits until the thread has applied at least `count` operations.
+void awaitApplied(const std::atomic<uint64_t>& applied, uint64_t count) {
+    uint64_t now = applied.load(std::memory_order_acquire);
+    while (now < count) {
+        now = awaitChange(applied, now);
+    }
 }
 
 } // namespace
@@ -68,28 +78,16 @@ bool AccountingThread::wanted() {
 }
 
 void AccountingThread::publish() {
-    fence();
-    published_.store(written_, std::memory_order_release);
-    published_.notify_one();
-    if (written_ + kChunk <= kCapacity) {
-        return; // the ring's first lap: room everywhere
-    }
-    // The next chunk overwrites operations written a lap ago: they must have been applied.
-    const uint64_t needed = written_ + kChunk - kCapacity;
-    uint64_t applied = applied_.load(std::memory_order_acquire);
-    while (applied < needed) {
-        applied = awaitChange(applied_, applied);
+    expose(published_, written_);
+    if (written_ + kChunk > kCapacity) {
+        // The next chunk overwrites operations written a lap ago: they must have been applied.
+        awaitApplied(applied_, written_ + kChunk - kCapacity);
     }
 }
 
 void AccountingThread::drain() {
-    fence();
-    published_.store(written_, std::memory_order_release);
-    published_.notify_one();
-    uint64_t applied = applied_.load(std::memory_order_acquire);
-    while (applied != written_) {
-        applied = awaitChange(applied_, applied);
-    }
+    expose(published_, written_);
+    awaitApplied(applied_, written_);
     if (failure_) {
         std::rethrow_exception(failure_);
     }
