@@ -3,6 +3,7 @@
 #include "base/saturating.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace gmt::analyzer {
 
@@ -24,8 +25,14 @@ LiveAccounting::Deferred::Deferred(LiveAccounting& accounting)
       thread(accounting) {}
 
 void LiveAccounting::startThread() {
-    if (!deferred_) {
+    if (deferred_) {
+        return;
+    }
+    try {
         deferred_ = std::make_unique<Deferred>(*this);
+    } catch (const std::exception&) {
+        // No thread to be had (out of memory, or the system's limit): the accounting stays
+        // on the caller's thread, with the same results.
     }
 }
 

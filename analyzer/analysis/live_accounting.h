@@ -103,7 +103,8 @@ class LiveAccounting {
     // The accounting on a thread of its own (accounting_thread.h) from now on, until
     // stopThread(): the same results, read after stopThread() (all but processLive(), kept
     // on the caller's thread too). Call it before the first charge, after onPeakSnapshot():
-    // the callback is then called on the caller's thread, at the same moments.
+    // the callback is then called on the caller's thread, at the same moments. Where no
+    // thread can be started, the accounting stays on the caller's.
     void startThread();
     // Waits until the thread has applied every charge, and ends it; rethrows what applying
     // one threw. Nothing when there is no thread.

@@ -177,8 +177,14 @@ std::vector<Report> loadEach(const std::vector<std::string>& inputs, const Analy
     }
     jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
     std::vector<std::thread> threads;
-    for (unsigned t = 1; t < jobs; ++t) {
-        threads.emplace_back(work);
+    try {
+        threads.reserve(jobs);
+        for (unsigned t = 1; t < jobs; ++t) {
+            threads.emplace_back(work);
+        }
+    } catch (const std::exception&) {
+        // No more threads to be had (out of memory, or the system's limit): those started
+        // and this one read every input all the same.
     }
     work(); // this thread is one of the workers
     for (std::thread& t : threads) {

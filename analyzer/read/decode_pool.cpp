@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -21,10 +22,15 @@ constexpr size_t kWorstBytesPerInputByte = 1 + sizeof(format::Event) / 4 + 8 + 1
 // Batches kept for reuse (their buffers stay mapped: no page faults per batch), and the
 // largest kept.
 constexpr size_t kMaxSpareBytes = 8u << 20;
+// Batches kept for reuse beyond one per worker.
+constexpr size_t kSpareBeyondWorkers = 4;
 
 } // namespace
 
-DecodePool::DecodePool(size_t workers, size_t budget) : worker_count_(workers), budget_(budget) {}
+DecodePool::DecodePool(size_t workers, size_t budget) : worker_count_(workers), budget_(budget) {
+    // recycle() runs in a stream's destructor: it must never need memory.
+    spare_.reserve(worker_count_ + kSpareBeyondWorkers);
+}
 
 DecodePool::~DecodePool() {
     {
@@ -60,8 +66,16 @@ DecodePool& DecodePool::shared() {
 
 void DecodePool::start() {
     started_ = true;
-    for (size_t i = 0; i < worker_count_; ++i) {
-        threads_.emplace_back([this] { work(); });
+    try {
+        threads_.reserve(worker_count_);
+        while (threads_.size() < worker_count_) {
+            threads_.emplace_back([this] { work(); });
+        }
+    } catch (const std::exception&) {
+        // No thread to be had (out of memory, or the system's limit): fewer workers decode
+        // ahead; every reader still reads its trace to the end (none: each decodes its own
+        // batches).
+        worker_count_ = threads_.size();
     }
 }
 
@@ -111,18 +125,23 @@ std::unique_ptr<FrameBatch> DecodePool::spareBatch() {
 }
 
 void DecodePool::recycle(std::unique_ptr<FrameBatch> batch) {
-    if (batch && spare_.size() < worker_count_ + 4 && batch->heldBytes() <= kMaxSpareBytes) {
+    if (batch && spare_.size() < spare_.capacity() && batch->heldBytes() <= kMaxSpareBytes) {
         spare_.push_back(std::move(batch));
     }
 }
 
 DecodePool::Slot& DecodePool::claim(Stream& s) {
-    const uint64_t seq = s.front_seq_ + s.slots_.size();
-    Slot& slot = s.slots_.emplace_back();
-    slot.batch = spareBatch();
-    if (slot.batch->heldBytes() > worstBatchBytes(s.batch_bytes_)) {
-        slot.batch = std::make_unique<FrameBatch>(); // grown for a larger batch
+    // What the slot needs is allocated before anything changes: out of memory here leaves
+    // the stream as it was, and resolve() needs nothing more.
+    std::unique_ptr<FrameBatch> batch = spareBatch();
+    if (batch->heldBytes() > worstBatchBytes(s.batch_bytes_)) {
+        batch = std::make_unique<FrameBatch>(); // grown for a larger batch
     }
+    auto coder = std::make_unique<format::EventCoder>();
+    const uint64_t seq = s.front_seq_ + s.slots_.size();
+    Slot& slot = s.slots_.emplace_back(); // or no effect, if it throws
+    slot.batch = std::move(batch);
+    slot.base = std::move(coder);
     FrameBatch& b = *slot.batch;
     // Every batch before it decoded and passed on: the state it starts from is known.
     b.based = seq == s.chain_seq_ && !s.chain_waits_;
@@ -189,9 +208,11 @@ void DecodePool::resolve(Stream& s) {
             return;
         }
         if (slot.state == Slot::State::NeedsBase) {
-            auto after = std::make_unique<format::EventCoder>(slot.batch->coder);
-            rebaseCoder(*after, *s.chain_base_);
-            slot.base = std::exchange(s.chain_base_, std::move(after));
+            // The slot's coder (claim()) becomes the state after it; the state before it
+            // becomes its base.
+            *slot.base = slot.batch->coder;
+            rebaseCoder(*slot.base, *s.chain_base_);
+            std::swap(slot.base, s.chain_base_);
             slot.state = Slot::State::NeedsRebase;
         } else {
             *s.chain_base_ = slot.batch->coder;
@@ -227,8 +248,17 @@ void DecodePool::work() {
         for (size_t i = 0; i < streams_.size() && !worked; ++i) {
             Stream& s = *streams_[(next_stream_ + i) % streams_.size()];
             if (canScan(s)) {
+                Slot* slot = nullptr;
+                try {
+                    slot = &claim(s);
+                } catch (const std::bad_alloc&) {
+                    // Nothing changed; its reader decodes the batch itself, and reports
+                    // being out of memory where it can (an exception leaving this thread
+                    // would end the process).
+                    break;
+                }
                 next_stream_ = (next_stream_ + i + 1) % streams_.size();
-                scanAndDecode(s, claim(s), lock, EventStores::Streamed);
+                scanAndDecode(s, *slot, lock, EventStores::Streamed);
                 worked = true;
             }
         }

@@ -10,6 +10,10 @@
 // whose next batch nobody has started decodes it itself, so that a trace is read to its
 // end whatever the budget, the number of traces or of workers (0 workers: every reader
 // decodes its own batches, one at a time).
+//
+// Out of memory on a worker never ends the process: a batch it could not start is left to
+// its reader, one it could not read or decode carries the failure to its reader (as an
+// I/O error does), and a worker that cannot be started is one fewer.
 #pragma once
 
 #include "read/frame_batch.h"
@@ -81,6 +85,8 @@ class DecodePool {
         std::unique_ptr<FrameBatch> batch;
         State state = State::Working;
         size_t charge = 0; // bytes counted against the budget
+        // Allocated when it is claimed, so that passing the delta state on (resolve())
+        // never needs memory; once NeedsRebase, the state before it.
         std::unique_ptr<format::EventCoder> base;
         std::exception_ptr error; // reading it threw (an I/O error): its reader rethrows
     };
