@@ -1,5 +1,6 @@
 #include "cli/report_input.h"
 
+#include "base/helper_threads.h"
 #include "base/regular_file.h"
 #include "read/trace_error.h"
 #include "report/leak_policy.h"
@@ -177,16 +178,8 @@ std::vector<Report> loadEach(const std::vector<std::string>& inputs, const Analy
     }
     jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
     std::vector<std::thread> threads;
-    try {
-        threads.reserve(jobs);
-        for (unsigned t = 1; t < jobs; ++t) {
-            threads.emplace_back(work);
-        }
-    } catch (const std::exception&) {
-        // No more threads to be had (out of memory, or the system's limit): those started
-        // and this one read every input all the same.
-    }
-    work(); // this thread is one of the workers
+    analyzer::startHelperThreads(threads, std::max(jobs, 1u) - 1, work);
+    work(); // this thread is one of the workers (and reads every input, if it is the only one)
     for (std::thread& t : threads) {
         t.join();
     }

@@ -1,5 +1,6 @@
 #include "read/decode_pool.h"
 
+#include "base/helper_threads.h"
 #include "read/event_rebase.h"
 
 #include <algorithm>
@@ -66,17 +67,9 @@ DecodePool& DecodePool::shared() {
 
 void DecodePool::start() {
     started_ = true;
-    try {
-        threads_.reserve(worker_count_);
-        while (threads_.size() < worker_count_) {
-            threads_.emplace_back([this] { work(); });
-        }
-    } catch (const std::exception&) {
-        // No thread to be had (out of memory, or the system's limit): fewer workers decode
-        // ahead; every reader still reads its trace to the end (none: each decodes its own
-        // batches).
-        worker_count_ = threads_.size();
-    }
+    // Fewer where fewer can be started: every reader still reads its trace to the end (none:
+    // each decodes its own batches).
+    worker_count_ = startHelperThreads(threads_, worker_count_, [this] { work(); });
 }
 
 std::unique_ptr<DecodePool::Stream> DecodePool::open(const TraceFile& file, uint64_t offset,

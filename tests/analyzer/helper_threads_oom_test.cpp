@@ -33,14 +33,14 @@ enum class Failing { Off, OtherThreads, TestThread, AllThreads };
 std::atomic<Failing> g_failing{Failing::Off};
 std::atomic<long> g_allowed{0}; // allocations that still succeed; every one after fails
 std::atomic<long> g_failed{0};
-std::thread::id g_test_thread;
+std::atomic<std::thread::id> g_test_thread; // helpers read it while others set it
 
 bool failsHere() {
     const Failing f = g_failing.load(std::memory_order_relaxed);
     if (f == Failing::Off) {
         return false;
     }
-    const bool test_thread = std::this_thread::get_id() == g_test_thread;
+    const bool test_thread = std::this_thread::get_id() == g_test_thread.load();
     if ((f == Failing::OtherThreads && test_thread) || (f == Failing::TestThread && !test_thread)) {
         return false;
     }
