@@ -5,6 +5,7 @@
 #include "printable.h"
 
 #include <cstring>
+#include <ctime>
 #include <sched.h>
 
 #include <gpumemtrace/format/record_codec.h>
@@ -258,9 +259,18 @@ bool LogWriter::tryDrain() {
 void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_first,
                        uint64_t own_end, bool from_signal) {
     std::unique_lock lock(mutex_, std::defer_lock);
+    const uint64_t deadline = nowNs() + (from_signal ? kEndWaitFromSignalNs : kEndWaitNs);
     if (from_signal) {
-        if (!lock.try_lock()) {
-            return; // the ring still holds everything; the reader recovers it
+        // No blocking lock in a signal handler. The writer thread may hold it for a drain,
+        // which ends soon (giving up at once lost the trailer, and the signal it names, to
+        // that race); this thread may hold it itself (a crash inside a drain), which never
+        // ends. Past the deadline, the ring still holds everything and the reader recovers it.
+        while (!lock.try_lock()) {
+            if (nowNs() >= deadline) {
+                return;
+            }
+            const timespec pause{0, 50'000}; // nanosleep: async-signal-safe
+            nanosleep(&pause, nullptr);
         }
     } else {
         lock.lock();
@@ -268,8 +278,7 @@ void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_f
     if (finished_) {
         return;
     }
-    drainLocked(
-        {end, nowNs() + (from_signal ? kEndWaitFromSignalNs : kEndWaitNs), own_first, own_end});
+    drainLocked({end, deadline, own_first, own_end});
     if (failed_) {
         finished_ = true;
         return; // no trailer can be written; the prologue says why
