@@ -1,4 +1,5 @@
 #include "aggregator.h"
+#include "out_of_memory.h"
 
 #include <algorithm>
 
@@ -35,6 +36,49 @@ int scopesOf(const Event& alloc, int (&keys)[3], int kind_base, int total, int d
 }
 
 } // namespace
+
+// ---- Out of memory ----------------------------------------------------------------------
+
+template <typename Body> bool Aggregator::guarded(Body&& body) noexcept {
+    if (exhausted_) {
+        return false;
+    }
+    if (withoutThrowing(body)) {
+        return true;
+    }
+    // The tables may be half updated: nothing in them is used again.
+    exhausted_ = true;
+    release();
+    return false;
+}
+
+void Aggregator::release() noexcept {
+    giveBack(live_, holders_, kept_, phases_, segments_, stretch_peaks_, peak_diff_, mark_diff_,
+             mark_site_diff_, folded_records_, pins_, scopes_, sites_, block_devices_,
+             block_holders_, segment_holders_, oom_ranges_, items_);
+}
+
+bool Aggregator::onEvent(uint64_t pos, const Event& e) noexcept {
+    return guarded([&] { addEvent(pos, e); });
+}
+
+bool Aggregator::onPhase(uint64_t pos, const uint8_t* record, uint32_t length) noexcept {
+    return guarded([&] { addPhase(pos, record, length); });
+}
+
+bool Aggregator::onCachingAllocator(const uint8_t* record, uint32_t length) noexcept {
+    return guarded([&] { readAllocatorRules(record, length); });
+}
+
+bool Aggregator::encode(uint64_t sequence, uint64_t capacity, size_t header,
+                        std::vector<uint8_t>& out, uint32_t& records) noexcept {
+    return guarded([&] {
+        out.assign(header, 0);
+        records = encodeCheckpoint(sequence, capacity, out);
+    });
+}
+
+// ---- Folding ----------------------------------------------------------------------------
 
 bool Aggregator::keep(uint64_t pos, const Event& e, bool error) {
     if (error) {
@@ -206,7 +250,7 @@ void Aggregator::pruneHolders() {
     holders_after_prune_ = holders_.size() + block_holders_.size() + segment_holders_.size();
 }
 
-void Aggregator::onEvent(uint64_t pos, const Event& e) {
+void Aggregator::addEvent(uint64_t pos, const Event& e) {
     ++summary_.events;
     if (e.result != 0) {
         // A failure: kept, and what was live at it too (its live bytes, its fragmentation).
@@ -252,7 +296,7 @@ void Aggregator::onEvent(uint64_t pos, const Event& e) {
     keep(pos, e, false);
 }
 
-void Aggregator::onPhase(uint64_t pos, const uint8_t* record, uint32_t length) {
+void Aggregator::addPhase(uint64_t pos, const uint8_t* record, uint32_t length) {
     if (phases_.size() >= format::kMaxKeptPhases) {
         ++summary_.folded_phases;
         return;
@@ -340,7 +384,8 @@ void Aggregator::encodeFolded(std::vector<std::pair<uint64_t, size_t>>& keyed) {
     }
 }
 
-uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out) {
+uint32_t Aggregator::encodeCheckpoint(uint64_t sequence, uint64_t capacity,
+                                      std::vector<uint8_t>& out) {
     pruneHolders();
     // Sorted by key: 4 * position + 2; a FoldedPeak just after the event of its moment; a
     // stretch's PhaseTotals, then the FoldedMark, just before the Phase record that ends it
@@ -421,7 +466,7 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
         head_size += w.size();
         ++records;
     }
-    const uint64_t fixed = head_size + trailer_.size();
+    const uint64_t fixed = head_size + trailer_size_;
     const uint64_t room = capacity > fixed ? capacity - fixed : 0;
 
     items_.resize(std::min<uint64_t>(room, items.size() * format::kMaxEventRecord + 1) +
@@ -471,8 +516,8 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
     out.insert(out.end(), summary, summary + s.size());
     out.insert(out.end(), head.begin() + 128, head.begin() + static_cast<long>(head_size));
     out.insert(out.end(), items_.begin(), items_.begin() + static_cast<long>(used));
-    if (!trailer_.empty()) {
-        out.insert(out.end(), trailer_.begin(), trailer_.end());
+    if (trailer_size_ > 0) {
+        out.insert(out.end(), trailer_, trailer_ + trailer_size_);
         ++records;
     }
     return records;
@@ -480,7 +525,7 @@ uint32_t Aggregator::encode(uint64_t sequence, uint64_t capacity, std::vector<ui
 
 // ---- The tensor level: a caching allocator's blocks -------------------------------------
 
-void Aggregator::onCachingAllocator(const uint8_t* record, uint32_t length) {
+void Aggregator::readAllocatorRules(const uint8_t* record, uint32_t length) {
     format::ByteReader r(std::span<const uint8_t>(record, length));
     r.byte(); // the tag
     const uint64_t size = r.varint();

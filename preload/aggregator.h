@@ -65,25 +65,45 @@ class Aggregator {
     // `region_bytes`: one checkpoint region, header included.
     explicit Aggregator(uint64_t region_bytes) : region_bytes_(region_bytes) {}
 
-    // The event at ring position `pos` (positions only increase).
-    void onEvent(uint64_t pos, const format::Event& e);
-    // A Phase record (framed: tag, length, body) at ring position `pos`.
-    void onPhase(uint64_t pos, const uint8_t* record, uint32_t length);
-    // A CachingAllocator record (framed): the settings its block sizes follow.
-    void onCachingAllocator(const uint8_t* record, uint32_t length);
-    // The trailer (framed record) that ends the next checkpoint; empty: none.
-    void setTrailer(const uint8_t* record, size_t length) {
-        trailer_.assign(record, record + length);
-    }
-    void clearTrailer() { trailer_.clear(); }
+    // The entry points below never throw. Out of host memory (std::bad_alloc from any of
+    // its tables) one returns false: the aggregator gives back what it held and folds
+    // nothing more, and the log writer stops the trace, which says why. An exception may
+    // not leave a drain of the ring (the writer thread's, or an application thread's that
+    // waits for room): the recorder is built without exceptions, so it would end the traced
+    // program (std::terminate). This file is compiled with them (out_of_memory.h).
 
-    // Appends the payload of checkpoint `sequence` to `out`, at most `capacity` bytes;
-    // returns its record count. What does not fit is counted in the summary (over_budget).
-    uint32_t encode(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out);
+    // The event at ring position `pos` (positions only increase).
+    [[nodiscard]] bool onEvent(uint64_t pos, const format::Event& e) noexcept;
+    // A Phase record (framed: tag, length, body) at ring position `pos`.
+    [[nodiscard]] bool onPhase(uint64_t pos, const uint8_t* record, uint32_t length) noexcept;
+    // A CachingAllocator record (framed): the settings its block sizes follow.
+    [[nodiscard]] bool onCachingAllocator(const uint8_t* record, uint32_t length) noexcept;
+    // The trailer (framed record, at most kMaxTrailer bytes) that ends the next checkpoint.
+    // Copied into a fixed buffer: a fatal signal's handler may call it.
+    static constexpr size_t kMaxTrailer = 128;
+    void setTrailer(const uint8_t* record, size_t length) noexcept {
+        trailer_size_ = std::min(length, kMaxTrailer);
+        std::copy(record, record + trailer_size_, trailer_);
+    }
+    void clearTrailer() noexcept { trailer_size_ = 0; }
+
+    // Checkpoint `sequence` into `out`: `header` zero bytes for the caller's header, then
+    // the payload, at most `capacity` bytes; `records`: its record count. What does not fit
+    // is counted in the summary (over_budget).
+    [[nodiscard]] bool encode(uint64_t sequence, uint64_t capacity, size_t header,
+                              std::vector<uint8_t>& out, uint32_t& records) noexcept;
 
     uint64_t events() const { return summary_.events; }
 
   private:
+    // Runs `body`; false when it ran out of memory (then everything is given back).
+    template <typename Body> bool guarded(Body&& body) noexcept;
+    void release() noexcept;
+    void addEvent(uint64_t pos, const format::Event& e);
+    void addPhase(uint64_t pos, const uint8_t* record, uint32_t length);
+    void readAllocatorRules(const uint8_t* record, uint32_t length);
+    uint32_t encodeCheckpoint(uint64_t sequence, uint64_t capacity, std::vector<uint8_t>& out);
+
     struct Entry {
         uint64_t pos = 0;
         format::Event event;
@@ -214,7 +234,9 @@ class Aggregator {
     std::vector<Segment> segment_holders_;
     std::vector<Range> oom_ranges_; // a caching allocator's OOMs the analysis measures
     bool blocks_unfolded_ = false;  // expandable segments seen: blocks are kept whole
-    std::vector<uint8_t> trailer_;
+    uint8_t trailer_[kMaxTrailer] = {};
+    size_t trailer_size_ = 0;
+    bool exhausted_ = false;     // out of memory once: folds nothing more
     std::vector<uint8_t> items_; // encode's scratch
 };
 

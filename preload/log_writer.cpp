@@ -35,18 +35,24 @@ bool LogWriter::addRecord(RecordTag tag, const uint8_t* body, size_t size) {
     return true;
 }
 
-void LogWriter::stopOnWriteError() {
+void LogWriter::stop(bool out_of_memory) {
     failed_ = true;
     payload_size_ = 0;
     payload_records_ = 0;
     // Durable at once (the prologue is part of the shared mapping). The ring keeps what the
     // log could not take; every later call is counted as dropped instead of waiting for
     // room that will never come.
-    file_.markLogFailed();
+    file_.markLogFailed(out_of_memory);
     ring_.seal(true);
     ring_.abandon();
-    logger().error("writing to {} failed; tracing stops here (the trace says so)",
-                   printable(file_.path()));
+    if (out_of_memory) {
+        // No argument to format: a message this short is built without allocating.
+        logger().error("out of host memory for the aggregated trace; tracing stops here "
+                       "(the trace says so)");
+    } else {
+        logger().error("writing to {} failed; tracing stops here (the trace says so)",
+                       printable(file_.path()));
+    }
 }
 
 bool LogWriter::flushFrame(uint64_t end_seq) {
@@ -58,7 +64,7 @@ bool LogWriter::flushFrame(uint64_t end_seq) {
     h.checksum = format::frameChecksum(h, frame_ + sizeof(FrameHeader));
     std::memcpy(frame_, &h, sizeof h);
     if (!file_.append(frame_, sizeof h + payload_size_)) {
-        stopOnWriteError();
+        stop(false);
         return false;
     }
     payload_size_ = 0;
@@ -102,18 +108,22 @@ void LogWriter::flushThrough(uint64_t pos) {
 bool LogWriter::writeCheckpoint(uint64_t end_seq) {
     ++checkpoints_;
     format::CheckpointHeader h{};
-    checkpoint_.assign(sizeof h, 0);
     h.magic = format::kCheckpointMagic;
     h.sequence = checkpoints_;
     h.end_seq = end_seq;
-    h.record_count =
-        aggregator_->encode(checkpoints_, file_.checkpointRegion() - sizeof h, checkpoint_);
+    uint32_t records = 0;
+    if (!aggregator_->encode(checkpoints_, file_.checkpointRegion() - sizeof h, sizeof h,
+                             checkpoint_, records)) {
+        stop(true);
+        return false;
+    }
+    h.record_count = records;
     h.payload_size = checkpoint_.size() - sizeof h;
     h.checksum = format::checkpointChecksum(h, checkpoint_.data() + sizeof h);
     std::memcpy(checkpoint_.data(), &h, sizeof h);
     // Alternate regions: a kill while one is written leaves the other whole.
     if (!file_.writeCheckpoint(checkpoints_ % 2, checkpoint_.data(), checkpoint_.size())) {
-        stopOnWriteError();
+        stop(false);
         return false;
     }
     return true;
@@ -159,7 +169,10 @@ void LogWriter::drainLocked(const Ends& ends) {
         if (slot.type == format::SlotType::Event && aggregator_) {
             format::Event e;
             std::memcpy(&e, slot.payload, sizeof e);
-            aggregator_->onEvent(pos, e);
+            if (!aggregator_->onEvent(pos, e)) {
+                stop(true); // the event stays in the ring
+                break;
+            }
             ++events_;
             ++pos;
         } else if (slot.type == format::SlotType::Event) {
@@ -213,12 +226,18 @@ void LogWriter::drainLocked(const Ends& ends) {
                 accounting->onRecord(pos, blob_, length);
             }
             if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::Phase)) {
-                aggregator_->onPhase(pos, blob_, length); // in order with the events
+                // In order with the events.
+                if (!aggregator_->onPhase(pos, blob_, length)) {
+                    stop(true);
+                    break;
+                }
                 pos += parts;
                 continue;
             }
-            if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::CachingAllocator)) {
-                aggregator_->onCachingAllocator(blob_, length); // and to the log, below
+            if (aggregator_ && blob_[0] == static_cast<uint8_t>(RecordTag::CachingAllocator) &&
+                !aggregator_->onCachingAllocator(blob_, length)) { // and to the log, below
+                stop(true);
+                break;
             }
             if (payload_size_ + length > kFrameCapacity) {
                 flushThrough(pos);
@@ -292,7 +311,7 @@ void LogWriter::finish(format::TrailerInfo trailer, uint64_t end, uint64_t own_f
     if (aggregator_) {
         // The trailer ends the last checkpoint. Not from a signal handler: encoding one
         // allocates; the previous checkpoint and the ring still hold everything.
-        uint8_t record[128];
+        uint8_t record[Aggregator::kMaxTrailer];
         ByteWriter r(record, sizeof record);
         format::appendRecord(r, RecordTag::Trailer, body, w.size());
         aggregator_->setTrailer(record, r.size());

@@ -5,7 +5,9 @@
 // When the log cannot be written (full disk, quota, file size limit) the writer stops for
 // good: it marks the prologue (format::kPrologueLogFailed, durable in the shared mapping),
 // seals the ring so that every later call counts as dropped, and consumes nothing more,
-// so the ring keeps the events the log could not take for the reader to recover.
+// so the ring keeps the events the log could not take for the reader to recover. The same
+// when an aggregated trace's tables cannot grow (out of host memory, aggregator.h), with
+// format::kPrologueOutOfMemory: nothing on this thread may throw.
 //
 // Aggregated (GPUMEMTRACE_MODE=aggregate, format/aggregate.h): events and phases go to an
 // Aggregator instead of the log, and the ring is freed only up to a checkpoint written into
@@ -81,7 +83,9 @@ class LogWriter {
     // fit there.
     bool addRecord(format::RecordTag tag, const uint8_t* body, size_t size);
     bool waitCommitted(uint64_t pos, uint64_t deadline_ns);
-    void stopOnWriteError();
+    // Stops for good: the log could not be written, or (`out_of_memory`) the aggregator
+    // had no memory for its tables.
+    void stop(bool out_of_memory);
 
     static constexpr size_t kFrameCapacity = 64 * 1024;
     static constexpr size_t kFlushAt = kFrameCapacity - 8 * 1024;

@@ -1,4 +1,5 @@
 #include "phase_accounting.h"
+#include "out_of_memory.h"
 
 #include <gpumemtrace/format/byte_coding.h>
 #include <gpumemtrace/format/record_codec.h>
@@ -15,7 +16,30 @@ using format::Op;
 using format::PhaseKind;
 using format::RecordTag;
 
-void PhaseAccounting::onRecord(uint64_t pos, const uint8_t* record, uint32_t length) {
+void PhaseAccounting::onRecord(uint64_t pos, const uint8_t* record, uint32_t length) noexcept {
+    if (!withoutThrowing([&] { readRecord(pos, record, length); })) {
+        outOfMemory();
+    }
+}
+
+void PhaseAccounting::onEvent(const format::Event& e) noexcept {
+    if (!withoutThrowing([&] { followEvent(e); })) {
+        outOfMemory();
+    }
+}
+
+void PhaseAccounting::outOfMemory() noexcept {
+    if (open_) {
+        now_.unsettled |= kOverflow;
+    }
+    // The tables may be half updated: the phase's are refilled at the next push, the
+    // layout is not followed any more.
+    layout_broken_ = true;
+    giveBack(live_, sites_, devices_);
+    blocks_ = 0;
+}
+
+void PhaseAccounting::readRecord(uint64_t pos, const uint8_t* record, uint32_t length) {
     const auto tag = static_cast<RecordTag>(record[0]);
     if (tag == RecordTag::Recording) {
         if (open_) {
@@ -111,7 +135,7 @@ bool PhaseAccounting::wantsEvents() const {
     return open_ || phase_accounting::accountedThread() != 0;
 }
 
-void PhaseAccounting::onEvent(const format::Event& e) {
+void PhaseAccounting::followEvent(const format::Event& e) {
     if (e.op == Op::Block) {
         onBlock(e);
     } else if (open_) {

@@ -48,9 +48,9 @@
 // cannot place exactly (kBlocksInexact: an estimated size, expandable segments, an OOM,
 // unmatched events, a segment from before the accounting began), another thread's phase
 // records (the analyzer's current phase would be that thread's), a pause, more live
-// allocations than kMaxLive. The caller then asks the analyzer (`gpumemtrace check`). Drops
-// are counted by the pushing thread (they take no ring position, so the writer cannot see
-// them): ThreadSide.
+// allocations than kMaxLive or memory to keep them. The caller then asks the analyzer
+// (`gpumemtrace check`). Drops are counted by the pushing thread (they take no ring
+// position, so the writer cannot see them): ThreadSide.
 #pragma once
 
 #include <gpumemtrace/format/allocator_rules.h>
@@ -105,9 +105,12 @@ class PhaseAccounting {
     bool wantsEvents() const;
     // A framed Phase, Recording or CachingAllocator record (tag, length, body) at ring
     // position `pos`; other records are ignored.
-    void onRecord(uint64_t pos, const uint8_t* record, uint32_t length);
+    void onRecord(uint64_t pos, const uint8_t* record, uint32_t length) noexcept;
     // An event, when wantsEvents().
-    void onEvent(const format::Event& e);
+    // Neither throws (they run inside a drain of the ring, in the traced program's process:
+    // out_of_memory.h). Out of host memory, the open phase's figures are unsettled
+    // (kOverflow) and the caching allocator's layout is no longer followed.
+    void onEvent(const format::Event& e) noexcept;
     // The figures of the accounted phase whose pop took ring position `pop`, once the
     // writer has drained it; false before, or when that pop closed no accounted phase.
     bool take(uint64_t pop, PhaseAccount& out);
@@ -136,6 +139,9 @@ class PhaseAccounting {
         uint64_t levels[2] = {0, 0};
         uint8_t count = 0;
     };
+    void readRecord(uint64_t pos, const uint8_t* record, uint32_t length);
+    void followEvent(const format::Event& e);
+    void outOfMemory() noexcept;
     void onPhase(uint64_t pos, const format::PhaseInfo& p);
     void level(Site& site);
     void onDeviceEvent(const format::Event& e);

@@ -152,10 +152,12 @@ bool TraceFile::writeCheckpoint(int index, const void* data, size_t size) {
     return writeAll(fd_, data, size, end);
 }
 
-void TraceFile::markLogFailed() {
+void TraceFile::markLogFailed(bool out_of_memory) {
     if (map_) {
         std::atomic_ref<uint32_t>(prologue().flags)
-            .fetch_or(format::kPrologueLogFailed, std::memory_order_relaxed);
+            .fetch_or(format::kPrologueLogFailed |
+                          (out_of_memory ? format::kPrologueOutOfMemory : 0),
+                      std::memory_order_relaxed);
     }
 }
 

@@ -44,8 +44,9 @@ class TraceFile {
     // checksum). Async-signal-safe.
     bool writeCheckpoint(int index, const void* data, size_t size);
     uint64_t checkpointRegion() const { return checkpoint_region_; }
-    // Sets kPrologueLogFailed in the mapped prologue.
-    void markLogFailed();
+    // Sets kPrologueLogFailed in the mapped prologue, and kPrologueOutOfMemory when the
+    // recorder stopped for want of host memory.
+    void markLogFailed(bool out_of_memory);
 
     // Unmaps and closes; the file keeps what was written. A forked child calls it to let go
     // of its parent's trace.

@@ -137,7 +137,8 @@ struct ProcessReport {
     std::optional<int64_t> exit_signal; // died of this signal (the trace is still complete)
     std::optional<std::string> incomplete_reason;
     std::optional<uint64_t> valid_log_end_offset;
-    // The recorder could not write the trace and stopped tracing (its prologue says so).
+    // The recorder could not write the trace, or had no host memory for an aggregated
+    // trace's tables, and stopped tracing (its prologue says so; incomplete_reason: which).
     bool log_failed = false;
     // Calls that had not returned when the trace ended; their events are not in it.
     std::optional<uint64_t> in_flight_calls;

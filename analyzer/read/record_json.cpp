@@ -82,6 +82,7 @@ Json recordJson(const Record& r, const format::Prologue& prologue) {
         j["ring_slots"] = prologue.ring_slots;
         j["prologue_dropped_events"] = prologue.dropped_events;
         j["log_failed"] = (prologue.flags & format::kPrologueLogFailed) != 0;
+        j["out_of_memory"] = (prologue.flags & format::kPrologueOutOfMemory) != 0;
         break;
     case format::RecordTag::Device:
         j = Json{{"record", "device"},

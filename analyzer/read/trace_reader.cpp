@@ -230,6 +230,8 @@ bool TraceReader::nextSlow(Record& out) {
         status_.dropped_events = std::max(trailer_.dropped_events, prologue_.dropped_events);
         status_.in_flight = trailer_.in_flight;
         status_.log_failed = (prologue_.flags & format::kPrologueLogFailed) != 0;
+        status_.out_of_memory =
+            status_.log_failed && (prologue_.flags & format::kPrologueOutOfMemory) != 0;
         status_.complete = status_.trailer_seen && last_was_trailer_ && !status_.stopped_early;
     }
     return false;
@@ -243,8 +245,11 @@ std::string ReadStatus::incompleteReason() const {
     if (log_failed) {
         // The recorder stopped itself: what the log lacks came from the ring, and every
         // later call is in dropped_events.
-        reason = "the recorder could not write the trace (file system full, quota or file size "
-                 "limit) and stopped tracing";
+        reason = out_of_memory
+                     ? "the recorder ran out of host memory for the aggregated trace and "
+                       "stopped tracing"
+                     : "the recorder could not write the trace (file system full, quota or "
+                       "file size limit) and stopped tracing";
         if (stopped_early) {
             reason += "; " + stop_reason;
         }

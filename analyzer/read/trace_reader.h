@@ -30,6 +30,7 @@ struct ReadStatus {
     bool stopped_early = false;   // the log ended in a torn or corrupt frame
     std::string stop_reason;      // why, when stopped_early
     bool log_failed = false;      // the recorder could not write its log (prologue flag)
+    bool out_of_memory = false;   // with log_failed: it stopped for want of host memory
     uint64_t in_flight = 0;       // calls not returned when the trace ended (last trailer's)
     // Events known to be missing. Positions: the sequence positions (one per event, a few
     // per other record) between the valid log's end and what the ring still held, or

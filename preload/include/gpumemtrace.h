@@ -79,7 +79,8 @@ GPUMEMTRACE_API int gpumemtrace_account_phases(void);
 #define GPUMEMTRACE_ACCOUNT_DROPPED 0x10ull
 /* Recording was paused or resumed meanwhile (`gpumemtrace control`). */
 #define GPUMEMTRACE_ACCOUNT_PAUSED 0x20ull
-/* More live allocations of the phase than the recorder keeps (65536). */
+/* More live allocations of the phase than the recorder keeps (65536), or no host memory
+ * to keep them. */
 #define GPUMEMTRACE_ACCOUNT_OVERFLOW 0x40ull
 /* A caching allocator's block events (PyTorch's tensors) were in the phase: its figures at
  * the tensor level are the fields from block_allocations on, which a caller that does not

@@ -5,9 +5,10 @@
 // std::bad_alloc (one line and exit 2 in the CLI) or with exactly the result it has when
 // memory suffices, never with an abort or a hang.
 //
-// Its own executable: the global operator new below fails on request, which no other test
-// binary should carry.
+// Its own executable: the global operator new fails on request (failing_allocations.h), which
+// no other test binary should carry.
 #include "analysis/live_accounting.h"
+#include "failing_allocations.h"
 #include "read/decode_pool.h"
 #include "read/trace_reader.h"
 #include "report/report_json.h"
@@ -15,58 +16,14 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <new>
 #include <optional>
-#include <thread>
 
 using namespace gmt;
 using namespace gmt::test;
 using gmt::analyzer::LiveAccounting;
 
 namespace {
-
-enum class Failing { Off, OtherThreads, TestThread, AllThreads };
-
-std::atomic<Failing> g_failing{Failing::Off};
-std::atomic<long> g_allowed{0}; // allocations that still succeed; every one after fails
-std::atomic<long> g_failed{0};
-std::atomic<std::thread::id> g_test_thread; // helpers read it while others set it
-
-bool failsHere() {
-    const Failing f = g_failing.load(std::memory_order_relaxed);
-    if (f == Failing::Off) {
-        return false;
-    }
-    const bool test_thread = std::this_thread::get_id() == g_test_thread.load();
-    if ((f == Failing::OtherThreads && test_thread) || (f == Failing::TestThread && !test_thread)) {
-        return false;
-    }
-    if (g_allowed.fetch_sub(1, std::memory_order_relaxed) > 0) {
-        return false;
-    }
-    g_failed.fetch_add(1, std::memory_order_relaxed);
-    return true;
-}
-
-// Memory runs out from the `allowed`-th allocation of the threads named, for the scope's
-// life: what a process under `ulimit -v` meets.
-class Exhausted {
-  public:
-    Exhausted(Failing where, long allowed) {
-        g_test_thread = std::this_thread::get_id();
-        g_allowed = allowed;
-        g_failing = where;
-    }
-    ~Exhausted() { g_failing = Failing::Off; }
-    Exhausted(const Exhausted&) = delete;
-    Exhausted& operator=(const Exhausted&) = delete;
-};
-
-// Where the first failure falls: the first allocations one by one, then further apart.
-const long kAllowed[] = {0, 1, 2, 3, 4, 5, 6, 8, 12, 20, 40, 100, 400, 2000};
 
 std::string writeTrace(TempDir& dir, size_t allocations) {
     auto b = standardTrace();
@@ -109,29 +66,6 @@ void readEvents(const std::string& path, analyzer::DecodePool& pool, Outcome& o)
 
 } // namespace
 
-void* operator new(std::size_t n) {
-    if (failsHere()) {
-        throw std::bad_alloc();
-    }
-    if (void* p = std::malloc(n == 0 ? 1 : n)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-
-// The over-aligned ones (the accounting's ring and state) too; libstdc++'s aligned delete
-// frees with free().
-void* operator new(std::size_t n, std::align_val_t align) {
-    if (failsHere()) {
-        throw std::bad_alloc();
-    }
-    const auto a = static_cast<std::size_t>(align);
-    if (void* p = std::aligned_alloc(a, (std::max<std::size_t>(n, 1) + a - 1) / a * a)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-
 TEST_CASE("decoding ahead: workers out of memory - the reader reads on or reports it") {
     TempDir dir;
     const std::string path = writeTrace(dir, 60'000);
@@ -142,19 +76,19 @@ TEST_CASE("decoding ahead: workers out of memory - the reader reads on or report
     long failed = 0;
     for (Failing where : {Failing::OtherThreads, Failing::AllThreads}) {
         for (size_t workers : {1, 3}) {
-            for (long allowed : kAllowed) {
+            for (long allowed : kFirstFailures) {
                 INFO((where == Failing::AllThreads ? "every thread" : "the workers")
                      << " out of memory after " << allowed << " allocations, " << workers
                      << " workers");
                 analyzer::DecodePool pool(workers, analyzer::DecodePool::kSharedBudget);
                 Outcome got;
                 got.times.reserve(reference.times.size());
-                g_failed = 0;
+                g_failed_allocations = 0;
                 {
                     Exhausted exhausted(where, allowed);
                     readEvents(path, pool, got);
                 }
-                failed += g_failed;
+                failed += g_failed_allocations;
                 if (!got.out_of_memory) {
                     CHECK(got.times == reference.times);
                 }
@@ -182,11 +116,11 @@ TEST_CASE("accounting thread: out of memory there is rethrown where it stops, ne
     LiveAccounting reference(100);
     run(reference);
     long failed = 0;
-    for (long allowed : kAllowed) {
+    for (long allowed : kFirstFailures) {
         INFO("the accounting's thread out of memory after " << allowed << " allocations");
         LiveAccounting a(100);
         a.startThread();
-        g_failed = 0;
+        g_failed_allocations = 0;
         bool out_of_memory = false;
         {
             Exhausted exhausted(Failing::OtherThreads, allowed);
@@ -198,8 +132,8 @@ TEST_CASE("accounting thread: out of memory there is rethrown where it stops, ne
             }
         }
         // The only other thread is the accounting's: it failed exactly when it was told to.
-        CHECK(out_of_memory == (g_failed > 0));
-        failed += g_failed;
+        CHECK(out_of_memory == (g_failed_allocations > 0));
+        failed += g_failed_allocations;
         if (!out_of_memory) {
             CHECK(a.liveBytes() == reference.liveBytes());
             CHECK(a.peak().time_ns == reference.peak().time_ns);
@@ -247,9 +181,9 @@ TEST_CASE("a whole analysis with its helper threads out of memory: the report or
     options.symbols = false;
     const std::string reference = toJson(reportOf({path}, options)).dump();
     long failed = 0;
-    for (long allowed : kAllowed) {
+    for (long allowed : kFirstFailures) {
         INFO("helper threads out of memory after " << allowed << " allocations");
-        g_failed = 0;
+        g_failed_allocations = 0;
         bool out_of_memory = false;
         std::optional<analyzer::Report> got;
         {
@@ -260,7 +194,7 @@ TEST_CASE("a whole analysis with its helper threads out of memory: the report or
                 out_of_memory = true;
             }
         }
-        failed += g_failed;
+        failed += g_failed_allocations;
         if (!out_of_memory) {
             CHECK(toJson(*got).dump() == reference);
         }

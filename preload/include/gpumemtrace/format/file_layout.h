@@ -69,6 +69,9 @@ inline constexpr uint32_t kControlResumeRequested = 2;
 // limit): the recorder stopped there. What the log lacks is in the ring; every call after
 // the failure counts in `dropped_events`.
 inline constexpr uint32_t kPrologueLogFailed = 1u << 0;
+// With kPrologueLogFailed: the recorder stopped because it ran out of host memory for its
+// own tables (an aggregated trace's), not because the file could not be written.
+inline constexpr uint32_t kPrologueOutOfMemory = 1u << 2;
 
 // Log frames. A frame is written with one pwrite; the checksum covers everything after
 // the checksum field (header rest + payload), so a torn or partly written frame fails it.
