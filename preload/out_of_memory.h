@@ -1,10 +1,11 @@
-// Out of host memory in a drain of the ring (the writer thread's, or an application
-// thread's that waits for room), where the recorder keeps tables that grow with the traced
-// program (an aggregated trace's, aggregator.h; a test's accounting, phase_accounting.h).
-// The recorder is built without exceptions, so a std::bad_alloc that left such a table
-// would end the traced program (std::terminate); the files that keep them are compiled
-// with exceptions (preload/CMakeLists.txt) and catch it at their entry points with this,
-// so that the recorder degrades (says so, keeps less) instead.
+// Out of host memory in the recorder's tables that grow with the traced program: in a
+// drain of the ring (the writer thread's, or an application thread's that waits for room),
+// an aggregated trace's (aggregator.h) and a test's accounting (phase_accounting.h); on
+// every thread, the ids of the stacks (stack_table.h) and of Python's code objects
+// (python/code_table.h). The recorder is built without exceptions, so a std::bad_alloc
+// that left such a table would end the traced program (std::terminate); the files that
+// keep them are compiled with exceptions (preload/CMakeLists.txt) and catch it at their
+// entry points with this, so that the recorder degrades (says so, keeps less) instead.
 #pragma once
 
 #if !defined(__cpp_exceptions)

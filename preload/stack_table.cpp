@@ -1,5 +1,7 @@
 #include "stack_table.h"
 
+#include "out_of_memory.h"
+
 #include <algorithm>
 
 namespace gmt::preload {
@@ -135,12 +137,16 @@ uint32_t StackTable::lookup(ThreadCacheRef cache_ref, const uint64_t* frames, ui
     }
     if (id == 0) {
         std::lock_guard lock(mutex_);
-        auto [it, inserted] = ids_.try_emplace(h, next_id_);
-        if (inserted) {
-            ++next_id_;
-            emit(it->second, frames, depth, ctx);
+        uint32_t known = 0;
+        // Out of host memory the table cannot grow (an insertion that throws leaves it as
+        // it was): the stack gets an id of its own, written with it, and again each time a
+        // thread's cache no longer has it. The trace grows; nothing is lost.
+        if (!withoutThrowing([&] { known = ids_.try_emplace(h, next_id_).first->second; }) ||
+            known == next_id_) {
+            known = next_id_++;
+            emit(known, frames, depth, ctx);
         }
-        id = it->second;
+        id = known;
         const uint32_t way = set.next++ % kCacheWays;
         set.hash[way] = h;
         set.id[way] = id;

@@ -2,7 +2,8 @@
 // per-thread set-associative cache answers the steady state (the same call sites over and
 // over, a training step's hundred-odd among them) without a lock; a miss takes a mutex,
 // after the unwinding is done.
-// Stacks are identified by a 64-bit hash of their frames.
+// Stacks are identified by a 64-bit hash of their frames. Out of host memory for the table,
+// a stack is written again under a new id instead (never an exception: out_of_memory.h).
 #pragma once
 
 #include "unwind_cache.h"

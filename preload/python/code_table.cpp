@@ -1,6 +1,7 @@
 #include "code_table.h"
 
 #include "objects.h"
+#include "out_of_memory.h"
 #include "plain_load.h"
 
 #include <gpumemtrace/format/checksum.h>
@@ -154,17 +155,21 @@ uint32_t CodeTable::internOne(ThreadCacheRef cache_ref, const Interpreter& in, u
             if (same != ids_.end()) {
                 id = same->second;
             } else {
+                // Out of host memory for its names, the frame is unknown, as one whose
+                // fields cannot be read; for the table (an insertion that throws leaves it
+                // as it was), the code is written again under a new id when next met.
                 format::PythonCodeInfo info;
-                if (!describe(in, code, info)) {
+                bool described = false;
+                if (!withoutThrowing([&] { described = describe(in, code, info); }) || !described) {
                     return 0;
                 }
                 id = next_id_++;
                 info.id = id;
                 emit(info, ctx);
-                ids_.emplace(content, id);
+                withoutThrowing([&] { ids_.emplace(content, id); });
             }
             if (version != 0) {
-                ids_.emplace(cached, id);
+                withoutThrowing([&] { ids_.emplace(cached, id); });
             }
         }
     }
