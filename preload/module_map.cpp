@@ -1,5 +1,7 @@
 #include "module_map.h"
 
+#include "out_of_memory.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -52,10 +54,10 @@ std::string buildId(const dl_phdr_info* info) {
 
 struct Walk {
     std::vector<format::ModuleInfo> found;
+    bool out_of_memory = false;
 };
 
-int collect(dl_phdr_info* info, size_t, void* data) {
-    auto* walk = static_cast<Walk*>(data);
+void collectOne(const dl_phdr_info* info, std::vector<format::ModuleInfo>& found) {
     format::ModuleInfo m;
     m.base = info->dlpi_addr;
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -67,7 +69,7 @@ int collect(dl_phdr_info* info, size_t, void* data) {
         }
     }
     if (hi == 0) {
-        return 0;
+        return;
     }
     m.start = lo;
     m.end = hi;
@@ -80,7 +82,16 @@ int collect(dl_phdr_info* info, size_t, void* data) {
         m.path = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
     }
     m.build_id = buildId(info);
-    walk->found.push_back(std::move(m));
+    found.push_back(std::move(m));
+}
+
+int collect(dl_phdr_info* info, size_t, void* data) {
+    auto* walk = static_cast<Walk*>(data);
+    // Caught here, not around dl_iterate_phdr: the loader holds its lock across this call.
+    if (!withoutThrowing([&] { collectOne(info, walk->found); })) {
+        walk->out_of_memory = true;
+        return 1; // the walk stops
+    }
     return 0;
 }
 
@@ -92,10 +103,13 @@ void ModuleMap::refresh(EmitFn emit, void* ctx) {
     if (c.adds == adds_ && c.subs == subs_) {
         return;
     }
-    adds_ = c.adds;
-    subs_ = c.subs;
     Walk walk;
     dl_iterate_phdr(collect, &walk);
+    if (walk.out_of_memory) {
+        // Out of host memory: the counters are not taken, so the next new stack walks again
+        // and emits what this walk could not.
+        return;
+    }
     if (c.subs != 0) {
         // Something was unloaded: forget what is gone so a reload at the same address is
         // written again.
@@ -110,10 +124,16 @@ void ModuleMap::refresh(EmitFn emit, void* ctx) {
             return k.start == m.start && k.end == m.end;
         });
         if (!known) {
-            emitted_.push_back({m.start, m.end});
+            // Remembered before it is written: a module the list has no room for is written
+            // by a later walk (the counters are not taken), never twice.
+            if (!withoutThrowing([&] { emitted_.push_back({m.start, m.end}); })) {
+                return;
+            }
             emit(m, ctx);
         }
     }
+    adds_ = c.adds;
+    subs_ = c.subs;
 }
 
 void ModuleMap::reset() {

@@ -1,6 +1,7 @@
 // The loaded ELF objects, for symbolizing stacks offline. The loader's dlpi_adds and
 // dlpi_subs counters say whether anything was loaded or unloaded since the last look, so
 // the full walk happens only after a dlopen/dlclose, and only when a new stack is seen.
+// Out of host memory, what a walk could not keep is emitted by the next one.
 #pragma once
 
 #include <gpumemtrace/format/records.h>

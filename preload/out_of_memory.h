@@ -2,7 +2,8 @@
 // drain of the ring (the writer thread's, or an application thread's that waits for room),
 // an aggregated trace's (aggregator.h) and a test's accounting (phase_accounting.h); on
 // every thread, the ids of the stacks (stack_table.h) and of Python's code objects
-// (python/code_table.h). The recorder is built without exceptions, so a std::bad_alloc
+// (python/code_table.h), the list of loaded modules (module_map.h) and NVTX's registered
+// strings (hooks/nvtx_injection.cpp). The recorder is built without exceptions, so a std::bad_alloc
 // that left such a table would end the traced program (std::terminate); the files that
 // keep them are compiled with exceptions (preload/CMakeLists.txt) and catch it at their
 // entry points with this, so that the recorder degrades (says so, keeps less) instead.

@@ -451,14 +451,12 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     }
     uint8_t body[4220];
     format::ByteWriter w(body, sizeof body);
-    format::PhaseInfo phase;
-    phase.time_ns = EventClock::now();
-    if (name) {
-        phase.name.assign(name, strnlen(name, 4096));
-    }
-    phase.kind = kind;
-    phase.tid = currentTid();
-    format::encodePhase(w, phase);
+    // Encoded from the caller's text: nothing is allocated on the program's thread (out of
+    // host memory, an allocation here would end the program: out_of_memory.h).
+    const uint32_t tid = currentTid();
+    format::encodePhase(w, EventClock::now(),
+                        name ? std::string_view(name, strnlen(name, 4096)) : std::string_view(),
+                        kind, tid);
     // The drop count before a push's claim and after a pop's: every drop that may fall
     // between them is counted (phase_window.h).
     const uint64_t dropped_before = s->ring.dropped();
@@ -470,7 +468,7 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     } else if (kind == format::PhaseKind::Pop) {
         phase_window::popped(recorded, at.first, dropped_after);
     }
-    phase_accounting::claimed(kind, phase.tid, recorded, at.first, dropped_before, dropped_after);
+    phase_accounting::claimed(kind, tid, recorded, at.first, dropped_before, dropped_after);
 }
 
 bool Recorder::accountPhases() {

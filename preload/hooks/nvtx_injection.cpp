@@ -16,6 +16,7 @@
 // no-op, as it is without a tool. The one thing the program can see is the return value of
 // push and pop: the range's nesting level, as NVTX documents for an attached tool, instead
 // of "no tool" (-2).
+#include "out_of_memory.h"
 #include "recorder.h"
 
 #define NVTX_NO_IMPL
@@ -26,6 +27,7 @@
 #include <cwchar>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 using gmt::format::PhaseKind;
@@ -36,56 +38,73 @@ namespace {
 // Nesting level of this thread's open ranges: what push and pop return.
 thread_local int t_depth = 0;
 
-std::string utf8(const wchar_t* text) {
-    std::string out;
-    for (; text && *text && out.size() < 4096; ++text) {
-        auto c = static_cast<uint32_t>(*text);
-        if (c < 0x80) {
-            out += static_cast<char>(c);
-        } else if (c < 0x800) {
-            out += static_cast<char>(0xC0 | (c >> 6));
-            out += static_cast<char>(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out += static_cast<char>(0xE0 | (c >> 12));
-            out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (c & 0x3F));
-        } else if (c < 0x110000) {
-            out += static_cast<char>(0xF0 | (c >> 18));
-            out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (c & 0x3F));
+// The most of a name that a phase keeps (Recorder::markPhase), and its terminating NUL.
+constexpr size_t kNameBytes = 4096;
+using NameBuffer = char[kNameBytes + 1];
+
+// `text` as UTF-8 in `out`, as many whole characters as fit in kNameBytes. Written into the
+// caller's buffer, not a std::string: a range is pushed on the program's thread, where an
+// allocation that fails for want of host memory would end the program (out_of_memory.h).
+const char* utf8(const wchar_t* text, NameBuffer& out) {
+    size_t n = 0;
+    for (; text && *text; ++text) {
+        const auto c = static_cast<uint32_t>(*text);
+        const size_t bytes = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : c < 0x110000 ? 4 : 0;
+        if (n + bytes > kNameBytes) {
+            break;
+        }
+        if (bytes == 1) {
+            out[n++] = static_cast<char>(c);
+        } else if (bytes > 1) {
+            // The lead byte carries the length in its high bits, then 6 bits a byte.
+            static constexpr uint8_t kLead[] = {0, 0, 0xC0, 0xE0, 0xF0};
+            for (size_t i = 0; i < bytes; ++i) {
+                const unsigned shift = 6 * static_cast<unsigned>(bytes - 1 - i);
+                out[n + i] = static_cast<char>(i == 0 ? kLead[bytes] | (c >> shift)
+                                                      : 0x80 | ((c >> shift) & 0x3F));
+            }
+            n += bytes;
         }
     }
+    out[n] = '\0';
     return out;
 }
 
+// The handle of a string that could not be kept for want of host memory: ranges pushed with
+// it are named so, and the program runs on.
+constexpr const char* kNotKept = "(a registered NVTX string: not kept, out of host memory)";
+
 // Registered strings live as long as the process (NVTX has no unregister): each distinct
 // text is kept once and its address is the handle.
-const char* intern(std::string text) {
+const char* intern(std::string_view text) {
     static std::mutex mutex;
-    static auto* strings = new std::unordered_set<std::string>;
-    std::lock_guard lock(mutex);
-    return strings->insert(std::move(text)).first->c_str();
+    const char* kept = kNotKept;
+    gmt::preload::withoutThrowing([&] {
+        std::lock_guard lock(mutex);
+        static auto* strings = new std::unordered_set<std::string>;
+        kept = strings->emplace(text).first->c_str();
+    });
+    return kept;
 }
 
-std::string messageOf(const nvtxEventAttributes_t* attributes) {
+// The range's name: the message's own text, or its UTF-8 in `buffer`.
+const char* messageOf(const nvtxEventAttributes_t* attributes, NameBuffer& buffer) {
     if (!attributes) {
-        return {};
+        return "";
     }
     switch (attributes->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
     case NVTX_MESSAGE_TYPE_REGISTERED: // our handles are the interned text
         return attributes->message.ascii ? attributes->message.ascii : "";
     case NVTX_MESSAGE_TYPE_UNICODE:
-        return utf8(attributes->message.unicode);
+        return utf8(attributes->message.unicode, buffer);
     default:
-        return {};
+        return "";
     }
 }
 
-int push(const std::string& name) {
-    Recorder::instance().markPhase(name.empty() ? "(unnamed range)" : name.c_str(),
-                                   PhaseKind::Push);
+int push(const char* name) {
+    Recorder::instance().markPhase(*name ? name : "(unnamed range)", PhaseKind::Push);
     return t_depth++;
 }
 
@@ -93,10 +112,12 @@ int NVTX_API rangePushA(const char* message) {
     return push(message ? message : "");
 }
 int NVTX_API rangePushW(const wchar_t* message) {
-    return push(utf8(message));
+    NameBuffer buffer;
+    return push(utf8(message, buffer));
 }
 int NVTX_API rangePushEx(const nvtxEventAttributes_t* attributes) {
-    return push(messageOf(attributes));
+    NameBuffer buffer;
+    return push(messageOf(attributes, buffer));
 }
 int NVTX_API rangePop() {
     if (t_depth == 0) {
@@ -112,11 +133,12 @@ int NVTX_API domainRangePop(nvtxDomainHandle_t) {
     return rangePop();
 }
 nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t, const char* text) {
-    return reinterpret_cast<nvtxStringHandle_t>(
-        const_cast<char*>(intern(text ? std::string(text, strnlen(text, 4096)) : "")));
+    return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(
+        intern(text ? std::string_view(text, strnlen(text, kNameBytes)) : std::string_view())));
 }
 nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t, const wchar_t* text) {
-    return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(intern(utf8(text))));
+    NameBuffer buffer;
+    return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(intern(utf8(text, buffer))));
 }
 
 template <typename F>

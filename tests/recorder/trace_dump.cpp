@@ -32,6 +32,8 @@ DumpedTrace dumpTrace(const std::string& cli, const std::string& path) {
             t.modules.push_back(j);
         } else if (kind == "device") {
             t.devices.push_back(j);
+        } else if (kind == "phase") {
+            t.phases.push_back(j);
         } else if (kind == "trailer") {
             t.trailer = j;
             ++t.trailers;

@@ -14,6 +14,7 @@ struct DumpedTrace {
     std::vector<nlohmann::json> stacks;
     std::vector<nlohmann::json> modules;
     std::vector<nlohmann::json> devices;
+    std::vector<nlohmann::json> phases;
     nlohmann::json trailer; // the last one; null when the trace has none
     int trailers = 0;
     std::string last_record; // what the last record is ("trailer", "event", ...)

@@ -29,6 +29,14 @@ Environment tracingEnvironment(const std::string& dir);
 // Runs argv traced, with `extra` added to the environment.
 Run traced(const std::vector<std::string>& argv, Environment extra = {});
 
+// A traced run with programs/fail_thread_allocations.cpp preloaded after the recorder, which
+// fails one thread's allocations (which one: GMT_TEST_FAIL_THREAD) from the `from`-th on.
+struct FailingRun : Run {
+    long failed = -1; // the allocations it failed; -1: it wrote no count
+};
+FailingRun tracedOutOfMemory(const std::vector<std::string>& argv, long from,
+                             Environment extra = {});
+
 // The run's only trace, dumped; requires that there is exactly one and that it is complete.
 DumpedTrace only(const Run& run);
 

@@ -1,13 +1,11 @@
 // The recorder out of host memory where its tables grow with the traced program: an
 // aggregated trace's, kept by the writer thread (preload/aggregator.h). A preloaded shim
-// (programs/fail_writer_allocations.cpp) fails every allocation of that thread from the
+// (programs/fail_thread_allocations.cpp) fails every allocation of that thread from the
 // n-th on, as an exhausted host does. The program must run exactly as untraced; the trace
 // must stop there and say why, and every call after it counts as dropped.
 #include "traced_run.h"
 
 #include <catch2/catch.hpp>
-
-#include <fstream>
 
 using namespace gmt::test;
 using nlohmann::json;
@@ -15,36 +13,14 @@ using nlohmann::json;
 namespace {
 
 const std::string kStory = kPrograms + "/aggregate_story";
-const std::string kShim = kPrograms + "/fail_writer_allocations.so";
 
-struct Outcome {
-    TempDir dir;
-    ProcessResult result;
-    std::vector<std::string> traces;
-    long failed = -1; // allocations the shim failed
-};
-
-// The story, aggregated, the writer thread's allocations failing from the `from`-th on
-// (negative: none). The ring is large enough that no application thread ever drains it:
-// every fold until the trace ends is the writer thread's (recorder.cpp, endTrace: its last
-// drain too).
-Outcome storyRun(long from) {
-    Outcome o;
-    Environment env = tracingEnvironment(o.dir.path());
-    for (auto& [key, value] : env) {
-        if (key == "LD_PRELOAD") {
-            value += " " + kShim;
-        }
-    }
-    const std::string report = o.dir.file("failed");
-    env.insert(env.end(), {{"GPUMEMTRACE_MODE", "aggregate"},
-                           {"GPUMEMTRACE_BUFFER_SIZE", "64M"},
-                           {"GMT_TEST_FAIL_FROM", std::to_string(from)},
-                           {"GMT_TEST_FAIL_REPORT", report}});
-    o.result = runProcess({kStory, "story"}, env);
-    o.traces = listFiles(o.dir.path(), ".gmtrace");
-    std::ifstream(report) >> o.failed;
-    return o;
+// The story, aggregated, the writer thread's allocations failing from the `from`-th on.
+// The ring is large enough that no application thread ever drains it: every fold until the
+// trace ends is the writer thread's (recorder.cpp, endTrace: its last drain too).
+FailingRun storyRun(long from) {
+    return tracedOutOfMemory(
+        {kStory, "story"}, from,
+        {{"GPUMEMTRACE_MODE", "aggregate"}, {"GPUMEMTRACE_BUFFER_SIZE", "64M"}});
 }
 
 json reportOf(const std::string& trace) {
@@ -62,7 +38,7 @@ TEST_CASE("aggregate mode out of host memory: the program runs on, the trace sto
     REQUIRE(untraced.exit_code == 0);
 
     // Memory enough: the shim fails nothing, the trace is whole.
-    const Outcome whole = storyRun(100'000'000);
+    const FailingRun whole = storyRun(100'000'000);
     INFO(whole.result.err);
     REQUIRE(whole.failed == 0);
     REQUIRE(whole.traces.size() == 1);
@@ -76,7 +52,7 @@ TEST_CASE("aggregate mode out of host memory: the program runs on, the trace sto
     // or a checkpoint.
     for (long from : {0L, 1L, 2L, 3L, 5L, 10L, 30L, 100L, 300L, 1000L, 3000L}) {
         CAPTURE(from);
-        const Outcome o = storyRun(from);
+        const FailingRun o = storyRun(from);
         INFO(o.result.err);
         // What the program sees: nothing changed, no abort.
         CHECK(o.result.term_signal == 0);

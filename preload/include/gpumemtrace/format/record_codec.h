@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace gmt::format {
 
@@ -217,11 +218,18 @@ inline bool decodeTrailer(ByteReader& r, TrailerInfo& t) {
     return r.ok();
 }
 
+// The fields one by one: the recorder writes a phase from the name it was given, without
+// copying it into a PhaseInfo (a std::string, an allocation on an application's thread).
+inline void encodePhase(ByteWriter& w, uint64_t time_ns, std::string_view name, PhaseKind kind,
+                        uint32_t tid) {
+    w.varint(time_ns);
+    w.string(name);
+    w.varint(static_cast<uint8_t>(kind));
+    w.varint(tid);
+}
+
 inline void encodePhase(ByteWriter& w, const PhaseInfo& p) {
-    w.varint(p.time_ns);
-    w.string(p.name);
-    w.varint(static_cast<uint8_t>(p.kind));
-    w.varint(p.tid);
+    encodePhase(w, p.time_ns, p.name, p.kind, p.tid);
 }
 
 inline bool decodePhase(ByteReader& r, PhaseInfo& p) {

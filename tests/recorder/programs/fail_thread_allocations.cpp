@@ -1,9 +1,13 @@
-// Preloaded after libgpumemtrace.so by tests/recorder/writer_oom_tests.cpp: the recorder's
-// writer thread (named "gpumemtrace", preload/writer_thread.cpp) runs out of host memory.
-// Every allocation that thread makes through malloc and its kin is numbered from 0; from
-// number GMT_TEST_FAIL_FROM on, each fails as glibc's does when memory is exhausted (null,
-// errno ENOMEM), which libstdc++'s operator new turns into std::bad_alloc. Other threads
-// are never failed: what the traced program sees must stay what it sees untraced.
+// Preloaded after libgpumemtrace.so by tests/recorder/writer_oom_tests.cpp and
+// names_oom_tests.cpp: one thread runs out of host memory. GMT_TEST_FAIL_THREAD chooses
+// which: "writer" (the default), the recorder's writer thread (named "gpumemtrace",
+// preload/writer_thread.cpp); "asking", a thread of the program between its calls of
+// gmt_test_fail_allocations(1) and (0), a stretch where the program itself allocates nothing,
+// so that every allocation there is the recorder's. Every allocation that thread makes
+// through malloc and its kin is numbered from 0; from number GMT_TEST_FAIL_FROM on, each
+// fails as glibc's does when memory is exhausted (null, errno ENOMEM), which libstdc++'s
+// operator new turns into std::bad_alloc. Other threads are never failed: what the traced
+// program sees must stay what it sees untraced.
 // At exit, the number of allocations failed is written to GMT_TEST_FAIL_REPORT, so that a
 // test knows whether it tested anything.
 #include <atomic>
@@ -29,6 +33,10 @@ std::atomic<long> g_failed{0};
 // 1: the writer thread, 0: another thread, -1: not known yet (the name is set just after
 // the thread starts, so an unnamed thread is asked again).
 __attribute__((tls_model("initial-exec"))) thread_local int t_writer = -1;
+// Between the program's gmt_test_fail_allocations(1) and (0).
+__attribute__((tls_model("initial-exec"))) thread_local bool t_asking = false;
+// -1: not read yet; 0: the writer thread fails; 1: the asking thread does.
+std::atomic<int> g_asking{-1};
 
 long failFrom() {
     long from = g_from.load(std::memory_order_relaxed);
@@ -51,10 +59,20 @@ bool onWriter() {
     return t_writer == 1;
 }
 
+bool onFailingThread() {
+    int asking = g_asking.load(std::memory_order_relaxed);
+    if (asking < 0) {
+        const char* v = getenv("GMT_TEST_FAIL_THREAD");
+        asking = v && strcmp(v, "asking") == 0 ? 1 : 0;
+        g_asking.store(asking, std::memory_order_relaxed);
+    }
+    return asking ? t_asking : onWriter();
+}
+
 // Whether this allocation fails.
 bool fails() {
     const long from = failFrom();
-    if (from < 0 || !onWriter()) {
+    if (from < 0 || !onFailingThread()) {
         return false;
     }
     if (g_counted.fetch_add(1, std::memory_order_relaxed) < from) {
@@ -79,6 +97,11 @@ struct Report {
 } // namespace
 
 extern "C" {
+
+// Called by the program (found with dlsym: absent when the shim is not preloaded).
+__attribute__((visibility("default"))) void gmt_test_fail_allocations(int on) {
+    t_asking = on != 0;
+}
 
 void* malloc(size_t n) {
     return fails() ? nullptr : __libc_malloc(n);
