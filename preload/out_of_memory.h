@@ -3,10 +3,11 @@
 // an aggregated trace's (aggregator.h) and a test's accounting (phase_accounting.h); on
 // every thread, the ids of the stacks (stack_table.h) and of Python's code objects
 // (python/code_table.h), the list of loaded modules (module_map.h) and NVTX's registered
-// strings (hooks/nvtx_injection.cpp). The recorder is built without exceptions, so a std::bad_alloc
-// that left such a table would end the traced program (std::terminate); the files that
-// keep them are compiled with exceptions (preload/CMakeLists.txt) and catch it at their
-// entry points with this, so that the recorder degrades (says so, keeps less) instead.
+// strings (hooks/nvtx_injection.cpp). The recorder is built without exceptions, so a
+// std::bad_alloc that left such a table would end the traced program (std::terminate); the
+// files that keep them are compiled with exceptions (preload/CMakeLists.txt) and catch it
+// at their entry points with this, so that the recorder degrades (says so, keeps less)
+// instead.
 #pragma once
 
 #if !defined(__cpp_exceptions)

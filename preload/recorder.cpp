@@ -449,13 +449,14 @@ void Recorder::markPhase(const char* name, format::PhaseKind kind) {
     if (!s || (!name && kind != format::PhaseKind::Pop)) {
         return;
     }
-    uint8_t body[4220];
+    uint8_t body[format::kMaxPhaseName + 64]; // the name and four varints
     format::ByteWriter w(body, sizeof body);
     // Encoded from the caller's text: nothing is allocated on the program's thread (out of
     // host memory, an allocation here would end the program: out_of_memory.h).
     const uint32_t tid = currentTid();
     format::encodePhase(w, EventClock::now(),
-                        name ? std::string_view(name, strnlen(name, 4096)) : std::string_view(),
+                        name ? std::string_view(name, strnlen(name, format::kMaxPhaseName))
+                             : std::string_view(),
                         kind, tid);
     // The drop count before a push's claim and after a pop's: every drop that may fall
     // between them is counted (phase_window.h).

@@ -19,6 +19,8 @@
 #include "out_of_memory.h"
 #include "recorder.h"
 
+#include <gpumemtrace/format/record_limits.h>
+
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
@@ -38,8 +40,8 @@ namespace {
 // Nesting level of this thread's open ranges: what push and pop return.
 thread_local int t_depth = 0;
 
-// The most of a name that a phase keeps (Recorder::markPhase), and its terminating NUL.
-constexpr size_t kNameBytes = 4096;
+// The most of a name that a phase keeps, and its terminating NUL.
+constexpr size_t kNameBytes = gmt::format::kMaxPhaseName;
 using NameBuffer = char[kNameBytes + 1];
 
 // `text` as UTF-8 in `out`, as many whole characters as fit in kNameBytes. Written into the
@@ -53,18 +55,15 @@ const char* utf8(const wchar_t* text, NameBuffer& out) {
         if (n + bytes > kNameBytes) {
             break;
         }
-        if (bytes == 1) {
-            out[n++] = static_cast<char>(c);
-        } else if (bytes > 1) {
-            // The lead byte carries the length in its high bits, then 6 bits a byte.
-            static constexpr uint8_t kLead[] = {0, 0, 0xC0, 0xE0, 0xF0};
-            for (size_t i = 0; i < bytes; ++i) {
-                const unsigned shift = 6 * static_cast<unsigned>(bytes - 1 - i);
-                out[n + i] = static_cast<char>(i == 0 ? kLead[bytes] | (c >> shift)
-                                                      : 0x80 | ((c >> shift) & 0x3F));
-            }
-            n += bytes;
+        // The lead byte carries the length in its high bits (none for one byte), then 6 bits
+        // a byte; a value past Unicode's range (0 bytes) is left out.
+        static constexpr uint8_t kLead[] = {0, 0, 0xC0, 0xE0, 0xF0};
+        for (size_t i = 0; i < bytes; ++i) {
+            const unsigned shift = 6 * static_cast<unsigned>(bytes - 1 - i);
+            out[n + i] = static_cast<char>(i == 0 ? kLead[bytes] | (c >> shift)
+                                                  : 0x80 | ((c >> shift) & 0x3F));
         }
+        n += bytes;
     }
     out[n] = '\0';
     return out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gpumemtrace/format/byte_coding.h>
+#include <gpumemtrace/format/record_limits.h>
 #include <gpumemtrace/format/records.h>
 
 #include <algorithm>
@@ -234,7 +235,7 @@ inline void encodePhase(ByteWriter& w, const PhaseInfo& p) {
 
 inline bool decodePhase(ByteReader& r, PhaseInfo& p) {
     p.time_ns = r.varint();
-    p.name = r.string(4096);
+    p.name = r.string(kMaxPhaseName);
     p.kind = PhaseKind::Mark;
     p.tid = 0;
     if (!r.atEnd()) {

@@ -12,5 +12,8 @@ inline constexpr uint32_t kMaxRecordSize = 1u << 20;
 inline constexpr uint32_t kMaxStackDepth = 256;
 // Python frames carried by one stack (innermost kept); see StackInfo::python.
 inline constexpr uint32_t kMaxPythonDepth = 128;
+// The bytes of a phase's name (PhaseInfo::name): the recorder cuts a longer one
+// (gpumemtrace.h says so), a reader refuses it.
+inline constexpr uint32_t kMaxPhaseName = 4096;
 
 } // namespace gmt::format
