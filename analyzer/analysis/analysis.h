@@ -14,6 +14,7 @@
 #include "analysis/phase_tracker.h"
 #include "analysis/whatif/request_stream.h"
 #include "model/moment.h"
+#include "read/event_stores.h"
 #include "read/record.h"
 #include "read/trace_reader.h"
 
@@ -192,7 +193,7 @@ class Analysis {
         const format::Event* e = events.data();
         const format::Event* const end = e + events.size();
         for (; e != end && e->time_ns <= until_ns; ++e) {
-            prefetchAhead(e);
+            prefetchEventsAhead(e);
             ++events_;
             first = std::min(first, e->time_ns);
             last = std::max(last, e->time_ns);
@@ -240,23 +241,6 @@ class Analysis {
     const std::vector<BlockSpaceEntry>& blockPeakSpace() const { return block_peak_space_; }
 
   private:
-    // The events of a run were written by a decoding worker around the cache
-    // (read/event_stores.h) and come from memory. On the Intel Xeon hosts measured, the
-    // hardware's own prefetching did not keep ahead of this loop: the first load of each
-    // event waited for memory, a fifth of the reading thread's time, and the pass went a
-    // quarter faster with the lines asked for this far ahead (docs/performance.md,
-    // "Decoded events prefetched ahead"). An event (104 bytes) reaches into two or three
-    // 64-byte lines, so two are asked for per event, one line apart: together every line.
-    // A prefetch past the batch's end is harmless (it never faults).
-    static constexpr size_t kPrefetchAheadBytes = 2048;
-    static constexpr size_t kLineBytes = 64;
-    static void prefetchAhead(const format::Event* e) {
-        // As an integer: the address may lie past the array, where pointer arithmetic may not.
-        const auto ahead =
-            reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(e) + kPrefetchAheadBytes);
-        __builtin_prefetch(ahead);
-        __builtin_prefetch(ahead + kLineBytes);
-    }
     void onOtherRecord(uint32_t process, const Record& r);
     void onBlockOrPhaseEvent(ProcessData& p, uint32_t process, const format::Event& e);
     void onGap(ProcessData& p, const Record& r);

@@ -301,6 +301,7 @@ void decodeFrames(FrameBatch& b, EventStores stores) {
 void rebaseFrames(FrameBatch& b, const format::EventCoder& base) {
     for (size_t i = 0; i < b.event_count; ++i) {
         format::Event& e = b.events[i];
+        prefetchEventsAhead(&e);
         rebaseEvent(e, base.prev[static_cast<size_t>(e.op)]);
     }
     rebaseCoder(b.coder, base);
