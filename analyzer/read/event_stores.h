@@ -6,9 +6,9 @@
 // on a 2-core AMD EPYC guest the decoding worker spent four fifths of its time waiting for
 // those lines (docs/performance.md, "Decoded events written around the cache"). A
 // non-temporal store goes to memory without taking the line: the worker never waits, and
-// the reading thread reads the batch back in order, asking for it ahead
-// (prefetchEventsAhead, below). The thread that decodes a
-// batch for itself keeps plain stores: it reads them again at once, from its own cache.
+// the reading thread reads the batch back in order, asking for it ahead (prefetchEventsAhead,
+// below). The thread that decodes a batch for itself keeps plain stores: it reads them again
+// at once, from its own cache.
 #pragma once
 
 #include <gpumemtrace/format/event_codec.h>
