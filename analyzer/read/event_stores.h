@@ -53,13 +53,14 @@ inline void finishStreaming() {
 
 // Asks for the lines of the event a fixed distance ahead of `e`, for a loop that reads a
 // batch's events in order: the reading thread's pass (Analysis::onPlainEvents) and a
-// worker's corrections (rebaseFrames). Events streamed out by another thread come from
-// memory, and on the Intel Xeon hosts measured the hardware's own prefetching did not keep
-// ahead of such a loop: its first load of each event waited for memory, and the reading
-// thread's pass went a quarter faster on 2 cores with the lines asked for 2 KiB ahead
-// (docs/performance.md, "Decoded events prefetched ahead"). An event (104 bytes) reaches
-// into two or three 64-byte lines, so two are asked for per event, one line apart:
-// together every line. A prefetch past the batch's end is harmless (it never faults).
+// worker's corrections (rebaseFrames). Events written around the cache come from memory,
+// whichever thread wrote them, and on the Intel Xeon hosts measured the hardware's own
+// prefetching did not keep ahead of such a loop: its first load of each event waited for
+// memory, and the reading thread's pass went a quarter faster on 2 cores with the lines
+// asked for 2 KiB ahead (docs/performance.md, "Decoded events prefetched ahead"). An event
+// (104 bytes) reaches into two or three 64-byte lines, so two are asked for per event, one
+// line apart: together every line. A prefetch past the batch's end is harmless (it never
+// faults).
 inline void prefetchEventsAhead(const format::Event* e) {
     constexpr uintptr_t kAheadBytes = 2048;
     constexpr uintptr_t kLineBytes = 64;
