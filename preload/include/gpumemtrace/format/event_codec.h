@@ -390,6 +390,10 @@ template <bool checked, typename WordStore>
         }
         // What an allocation loop changes (time, address, size, stack), nothing else: the
         // other words are the previous event's, and only the changed ones go back to it.
+        // `out` still takes all thirteen: a caller's memory may hold anything, and where
+        // `put` writes around the cache (a decoding worker, analyzer/read/event_stores.h)
+        // a line written in part costs a merge in memory; leaving the carried words out
+        // there made a report 2.7x slower (docs/performance.md, "Bytes per decoded event").
         w10 = (w10 & 0xffffffffull) | static_cast<uint64_t>(static_cast<uint32_t>((w10 >> 32) + d3))
                                           << 32;
         w12 = (w12 & ~0xff0000ull) | op << 16;
