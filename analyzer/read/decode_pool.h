@@ -56,6 +56,15 @@ class DecodePool {
 
     size_t workers() const { return worker_count_; }
     size_t budget() const { return budget_; }
+    // How a worker writes the events it decodes (event_stores.h): around the cache when it
+    // is the only one, through it when there are two or more. A worker's plain store waits
+    // for a line the reading thread read last, which on 2 cores, where the one worker sets
+    // the pace with the reading thread, cost more than the events coming back from memory
+    // (docs/performance.md, "Decoded events written around the cache"); where workers
+    // share the batches they have that time to spare, and the reading thread, which then
+    // sets the pace alone, finds the events in the cache (docs/performance.md, "Two workers'
+    // stores through the cache").
+    EventStores workerStores() const { return worker_stores_; }
 
     // What batches in flight hold now, and the most they held at once.
     struct Usage {
@@ -97,7 +106,7 @@ class DecodePool {
     // state it is decoded from.
     Slot& claim(Stream& s);
     // Reads and decodes the batch of `slot`, which `lock` is released around.
-    // `stores`: Streamed when a worker decodes it, Cached when its reader does.
+    // `stores`: workerStores() when a worker decodes it, Cached when its reader does.
     void scanAndDecode(Stream& s, Slot& slot, std::unique_lock<std::mutex>& lock,
                        EventStores stores);
     void rebase(Slot& slot, std::unique_lock<std::mutex>& lock);
@@ -110,6 +119,7 @@ class DecodePool {
 
     size_t worker_count_;
     size_t budget_;
+    EventStores worker_stores_;
     mutable std::mutex mutex_;
     std::condition_variable changed_; // a batch or a stream changed state
     std::vector<std::thread> threads_;

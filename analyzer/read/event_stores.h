@@ -8,7 +8,9 @@
 // non-temporal store goes to memory without taking the line: the worker never waits, and
 // the reading thread reads the batch back in order, asking for it ahead (prefetchEventsAhead,
 // below). The thread that decodes a batch for itself keeps plain stores: it reads them again
-// at once, from its own cache.
+// at once, from its own cache. So do workers when there are two or more: they have time to
+// wait for the lines, and the reading thread then finds the events in the cache
+// (DecodePool::workerStores() says when).
 #pragma once
 
 #include <gpumemtrace/format/event_codec.h>
@@ -22,8 +24,8 @@
 namespace gmt::analyzer {
 
 enum class EventStores {
-    Cached,   // the decoding thread reads the batch itself
-    Streamed, // another thread reads it: written around the cache
+    Cached,   // the decoding thread reads the batch itself, or one of several workers wrote it
+    Streamed, // the one worker writes it for another thread: around the cache
 };
 
 // format::decodeEventBody's word store for a batch another thread reads: each decoded word

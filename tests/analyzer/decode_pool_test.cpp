@@ -264,6 +264,15 @@ TEST_CASE("decoding ahead: every record in order - with 0, 1 and 3 workers") {
     }
 }
 
+TEST_CASE("decoding ahead: a worker writes around the cache only when it is the only one") {
+    // With one worker the stores around the cache, with two or more through it, so that the
+    // test above reads the events of both kinds of store (1 and 3 workers).
+    using analyzer::EventStores;
+    CHECK(DecodePool(1, DecodePool::kSharedBudget).workerStores() == EventStores::Streamed);
+    CHECK(DecodePool(2, DecodePool::kSharedBudget).workerStores() == EventStores::Cached);
+    CHECK(DecodePool(3, DecodePool::kSharedBudget).workerStores() == EventStores::Cached);
+}
+
 TEST_CASE("decoding ahead: a damaged frame in the middle ends the log there") {
     TempDir dir;
     TraceBuilder b;
