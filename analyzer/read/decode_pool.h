@@ -57,13 +57,12 @@ class DecodePool {
     size_t workers() const { return worker_count_; }
     size_t budget() const { return budget_; }
     // How a worker writes the events it decodes (event_stores.h): around the cache when it
-    // is the only one, through it when there are two or more. A worker's plain store waits
-    // for a line the reading thread read last, which on 2 cores, where the one worker sets
-    // the pace with the reading thread, cost more than the events coming back from memory
-    // (docs/performance.md, "Decoded events written around the cache"); where workers
-    // share the batches they have that time to spare, and the reading thread, which then
-    // sets the pace alone, finds the events in the cache (docs/performance.md, "Two workers'
-    // stores through the cache").
+    // is the only one, through it when there are two or more. A plain store waits for the
+    // line the reading thread read last: on 2 cores the one worker sets the pace beside the
+    // reading thread, and that wait cost more than the events' trip back from memory
+    // (docs/performance.md, "Decoded events written around the cache"). Two workers have
+    // time to wait, the reading thread alone sets the pace, and it finds the events in the
+    // cache (docs/performance.md, "Two workers' stores through the cache").
     EventStores workerStores() const { return worker_stores_; }
 
     // What batches in flight hold now, and the most they held at once.
