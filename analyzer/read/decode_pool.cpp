@@ -28,9 +28,7 @@ constexpr size_t kSpareBeyondWorkers = 4;
 
 } // namespace
 
-DecodePool::DecodePool(size_t workers, size_t budget)
-    : worker_count_(workers), budget_(budget),
-      worker_stores_(workers >= 2 ? EventStores::Cached : EventStores::Streamed) {
+DecodePool::DecodePool(size_t workers, size_t budget) : worker_count_(workers), budget_(budget) {
     // recycle() runs in a stream's destructor: it must never need memory.
     spare_.reserve(worker_count_ + kSpareBeyondWorkers);
 }
@@ -253,7 +251,7 @@ void DecodePool::work() {
                     break;
                 }
                 next_stream_ = (next_stream_ + i + 1) % streams_.size();
-                scanAndDecode(s, *slot, lock, worker_stores_);
+                scanAndDecode(s, *slot, lock, workerStores());
                 worked = true;
             }
         }

@@ -62,8 +62,11 @@ class DecodePool {
     // reading thread, and that wait cost more than the events' trip back from memory
     // (docs/performance.md, "Decoded events written around the cache"). Two workers have
     // time to wait, the reading thread alone sets the pace, and it finds the events in the
-    // cache (docs/performance.md, "Two workers' stores through the cache").
-    EventStores workerStores() const { return worker_stores_; }
+    // cache (docs/performance.md, "Two workers' stores through the cache"). Of the workers
+    // there are: where fewer could be started than were asked for, of those started.
+    EventStores workerStores() const {
+        return worker_count_ >= 2 ? EventStores::Cached : EventStores::Streamed;
+    }
 
     // What batches in flight hold now, and the most they held at once.
     struct Usage {
@@ -118,7 +121,6 @@ class DecodePool {
 
     size_t worker_count_;
     size_t budget_;
-    EventStores worker_stores_;
     mutable std::mutex mutex_;
     std::condition_variable changed_; // a batch or a stream changed state
     std::vector<std::thread> threads_;
