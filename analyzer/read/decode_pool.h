@@ -62,8 +62,8 @@ class DecodePool {
     // reading thread, and that wait cost more than the events' trip back from memory
     // (docs/performance.md, "Decoded events written around the cache"). Two workers have
     // time to wait, the reading thread alone sets the pace, and it finds the events in the
-    // cache (docs/performance.md, "Two workers' stores through the cache"). Of the workers
-    // there are: where fewer could be started than were asked for, of those started.
+    // cache (docs/performance.md, "Two workers' stores through the cache"). It counts the
+    // workers started, which may be fewer than were asked for.
     EventStores workerStores() const {
         return worker_count_ >= 2 ? EventStores::Cached : EventStores::Streamed;
     }
