@@ -7,9 +7,12 @@
 
 #include "base/json.h"
 
+#include <charconv>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace gmt::analyzer {
@@ -47,11 +50,48 @@ class JsonTextSink {
     void beginArray() { open('['); }
     void end();
     void key(std::string_view name);
-    void value(const Json& v);
+    // A value as jsonText() writes it. Strings, integers, booleans and null are written
+    // here, with no Json value made and dumped for each: a report of a million sites has
+    // tens of millions of them, and each dump allocated its text and a serializer (which
+    // asked the C library for the locale). Anything else (a double, a tree) goes through Json.
+    template <typename T> void value(const T& v) {
+        if constexpr (std::is_same_v<T, Json>) {
+            valueJson(v); // first: a Json converts implicitly to most types
+        } else if constexpr (std::is_same_v<T, std::nullptr_t>) {
+            scalar("null");
+        } else if constexpr (std::is_same_v<T, bool>) {
+            scalar(v ? "true" : "false");
+        } else if constexpr (std::is_integral_v<T>) {
+            if constexpr (std::is_signed_v<T>) {
+                integer(static_cast<long long>(v));
+            } else {
+                integer(static_cast<unsigned long long>(v));
+            }
+        } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+            beforeValue();
+            string(std::string_view(v));
+            maybeDrain();
+        } else {
+            valueJson(Json(v));
+        }
+    }
     // What `out` holds to the drain (nothing without one).
     void flush();
 
   private:
+    void valueJson(const Json& v);
+    void scalar(std::string_view text) {
+        beforeValue();
+        out_ += text;
+        maybeDrain();
+    }
+    template <typename I> void integer(I v) {
+        char digits[24]; // 20 digits and a sign at most
+        const auto written = std::to_chars(digits, digits + sizeof digits, v);
+        scalar(std::string_view(digits, static_cast<size_t>(written.ptr - digits)));
+    }
+    // A JSON string, escaped as nlohmann's dump escapes it (ensure_ascii off).
+    void string(std::string_view text);
     void maybeDrain() {
         if (drain_ && out_.size() >= kDrainAt) [[unlikely]] {
             flush();

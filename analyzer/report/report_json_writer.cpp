@@ -87,7 +87,11 @@ void Writer<Sink>::value(const T& v, FieldCodec codec) const {
                   (std::is_signed_v<T> && std::is_integral_v<T>)) {
         sink.value(v);
     } else if constexpr (std::is_integral_v<T>) {
-        sink.value(codec == FieldCodec::Hex ? Json(hex(v)) : Json(v));
+        if (codec == FieldCodec::Hex) {
+            sink.value(hex(v));
+        } else {
+            sink.value(v);
+        }
     } else if constexpr (std::is_same_v<T, std::string>) {
         sink.value(validUtf8(v)); // strings from the trace may hold any bytes
     } else if constexpr (std::is_same_v<T, format::Kind>) {
