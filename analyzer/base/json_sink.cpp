@@ -1,6 +1,6 @@
 #include "base/json_sink.h"
 
-#include <array>
+#include "base/json_string.h"
 
 namespace gmt::analyzer {
 
@@ -43,72 +43,9 @@ void JsonTextSink::beforeValue() {
 
 void JsonTextSink::key(std::string_view name) {
     newMember();
-    string(name);
+    appendJsonString(out_, name);
     out_ += indent_ >= 0 ? ": " : ":";
     after_key_ = true;
-}
-
-namespace {
-// The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
-constexpr std::array<bool, 256> kPlainBytes = [] {
-    std::array<bool, 256> plain{};
-    for (int c = 0x20; c < 0x80; ++c) {
-        plain[c] = c != '"' && c != '\\';
-    }
-    return plain;
-}();
-} // namespace
-
-void JsonTextSink::string(std::string_view text) {
-    const size_t start = out_.size();
-    out_ += '"';
-    size_t plain = 0; // the start of the bytes not yet copied, copied as one run
-    for (size_t i = 0; i < text.size(); ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (kPlainBytes[c]) [[likely]] {
-            continue;
-        }
-        if (c >= 0x80) {
-            // nlohmann checks the UTF-8 and replaces what is not (jsonText's error
-            // handler); its replacements are its own, so it writes such a string.
-            out_.resize(start);
-            out_ += jsonText(Json(std::string(text)));
-            return;
-        }
-        out_.append(text.data() + plain, i - plain);
-        plain = i + 1;
-        switch (c) {
-        case '"':
-            out_ += "\\\"";
-            break;
-        case '\\':
-            out_ += "\\\\";
-            break;
-        case '\b':
-            out_ += "\\b";
-            break;
-        case '\f':
-            out_ += "\\f";
-            break;
-        case '\n':
-            out_ += "\\n";
-            break;
-        case '\r':
-            out_ += "\\r";
-            break;
-        case '\t':
-            out_ += "\\t";
-            break;
-        default: {
-            // Other control characters as \u00xx, lower-case hex, as nlohmann writes them.
-            constexpr char kHex[] = "0123456789abcdef";
-            const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-            out_.append(escaped, sizeof escaped);
-        }
-        }
-    }
-    out_.append(text.data() + plain, text.size() - plain);
-    out_ += '"';
 }
 
 void JsonTextSink::open(char bracket) {

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "base/json.h"
+#include "base/json_string.h"
 
-#include <charconv>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -62,14 +62,12 @@ class JsonTextSink {
         } else if constexpr (std::is_same_v<T, bool>) {
             scalar(v ? "true" : "false");
         } else if constexpr (std::is_integral_v<T>) {
-            if constexpr (std::is_signed_v<T>) {
-                integer(static_cast<long long>(v));
-            } else {
-                integer(static_cast<unsigned long long>(v));
-            }
+            beforeValue();
+            appendInt(out_, v);
+            maybeDrain();
         } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
             beforeValue();
-            string(std::string_view(v));
+            appendJsonString(out_, std::string_view(v));
             maybeDrain();
         } else {
             valueJson(Json(v));
@@ -85,13 +83,6 @@ class JsonTextSink {
         out_ += text;
         maybeDrain();
     }
-    template <typename I> void integer(I v) {
-        char digits[24]; // 20 digits and a sign at most
-        const auto written = std::to_chars(digits, digits + sizeof digits, v);
-        scalar(std::string_view(digits, static_cast<size_t>(written.ptr - digits)));
-    }
-    // A JSON string, escaped as nlohmann's dump escapes it (ensure_ascii off).
-    void string(std::string_view text);
     void maybeDrain() {
         if (drain_ && out_.size() >= kDrainAt) [[unlikely]] {
             flush();

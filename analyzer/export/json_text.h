@@ -1,7 +1,9 @@
 // JSON written piece by piece, for the exports that stream one line or one event at a time
-// (a JSON document object per line would cost an allocation per field). Strings from a
-// trace may hold any bytes: they are made valid UTF-8 and escaped here.
+// (a JSON document object per line would cost an allocation per field). Strings and
+// integers as base/json_string.h writes them, as the report's JSON does.
 #pragma once
+
+#include "base/json_string.h" // appendJsonString, appendInt
 
 #include <algorithm>
 #include <charconv>
@@ -13,16 +15,6 @@
 #include <vector>
 
 namespace gmt::analyzer {
-
-// `text` as a JSON string literal, quotes included.
-void appendJsonString(std::string& out, std::string_view text);
-
-template <typename Int> void appendInt(std::string& out, Int value) {
-    static_assert(std::is_integral_v<Int>);
-    char digits[24];
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
-    out.append(digits, end);
-}
 
 // Nanoseconds as microseconds with three decimals ("12.345"): exact, no floating point.
 void appendMicroseconds(std::string& out, uint64_t ns);

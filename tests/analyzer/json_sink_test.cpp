@@ -1,5 +1,6 @@
-// JsonTextSink writes scalars itself, not through a dumped Json: each kind of value, written
-// by both sinks, must give the text jsonText() gives for the tree, compact and indented.
+// JsonTextSink writes scalars itself (appendJsonString and appendInt, base/json_string.h), not
+// through a dumped Json: each kind of value, written by both sinks, must give the text
+// jsonText() gives for the tree, compact and indented. The exports' lines use the same two.
 #include "base/json_sink.h"
 
 #include <catch2/catch.hpp>
