@@ -28,6 +28,20 @@ inline void appendHex(std::string& out, uint64_t value) {
     out.append(digits, hexAt(digits, value));
 }
 
+// A value's "0x..." text in a buffer of its own, read as a string_view: for a writer that
+// takes one, without a string allocated per value (most addresses need more characters
+// than a std::string holds without one).
+class HexText {
+  public:
+    explicit HexText(uint64_t value)
+        : size_(static_cast<size_t>(hexAt(digits_, value) - digits_)) {}
+    std::string_view view() const { return {digits_, size_}; }
+
+  private:
+    char digits_[kMaxHexChars];
+    size_t size_;
+};
+
 inline std::string hex(uint64_t value) {
     std::string out;
     appendHex(out, value);

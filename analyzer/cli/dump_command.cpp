@@ -2,6 +2,7 @@
 // (log frames, then records recovered from the ring, marked "recovered": true).
 #include "cli/commands.h"
 
+#include "base/json_sink.h"
 #include "base/output_file.h"
 #include "base/text_safety.h"
 #include "read/record_json.h"
@@ -10,8 +11,15 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
 
 namespace gmt::cli {
+
+namespace {
+// Bytes of lines written to standard output at once: few writes, and `dump | head` still
+// sees its first lines after this much work.
+constexpr size_t kDumpPiece = 64 * 1024;
+} // namespace
 
 void addDumpCommand(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("dump", "Print a trace as JSON lines");
@@ -19,13 +27,26 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
     cmd->add_option("trace", *trace, "Trace file (.gmtrace)")->required()->type_name("TRACE");
     cmd->callback([trace, &exit_code] {
         using namespace gmt::analyzer;
+        // The lines gather in `text` and go out a piece at a time: a trace of millions
+        // of events is written without a Json value made for any record.
+        std::string text;
+        JsonTextSink sink(text, -1);
+        auto write = [&text] {
+            std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+            text.clear();
+            checkStdout(); // no point reading on when nothing reaches the reader
+        };
         try {
             TraceReader reader(*trace);
             auto record = std::make_unique<Record>();
             while (reader.next(*record)) {
-                std::cout << jsonText(recordJson(*record, reader.prologue())) << '\n';
-                checkStdout(); // no point reading on when nothing reaches the reader
+                writeRecordJson(*record, reader.prologue(), sink);
+                text += '\n';
+                if (text.size() >= kDumpPiece) {
+                    write();
+                }
             }
+            write();
             finishStdout();
             const ReadStatus& st = reader.status();
             if (st.stopped_early) {
@@ -40,6 +61,7 @@ void addDumpCommand(CLI::App& app, int& exit_code) {
                 exit_code = kExitNotOk;
             }
         } catch (const TraceError& e) {
+            write(); // the records before the damage are the trace's
             std::cout.flush();
             std::cerr << "gpumemtrace: " << printable(e.what()) << '\n';
             exit_code = kExitBadInput;

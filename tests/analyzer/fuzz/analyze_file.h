@@ -6,6 +6,7 @@
 // those).
 #pragma once
 
+#include "base/json_sink.h"
 #include "read/record_json.h"
 #include "read/trace_error.h"
 #include "read/trace_reader.h"
@@ -53,10 +54,17 @@ inline void analyzeFile(const std::vector<uint8_t>& file) {
         if (leaked != report.summary.leaked_bytes) {
             std::abort();
         }
+        // `dump`'s lines, written as text, are each record's tree's text.
         analyzer::TraceReader reader(path);
         analyzer::Record record;
+        std::string line;
+        analyzer::JsonTextSink sink(line, -1);
         while (reader.next(record)) {
-            (void)analyzer::jsonText(analyzer::recordJson(record, reader.prologue()));
+            line.clear();
+            analyzer::writeRecordJson(record, reader.prologue(), sink);
+            if (line != analyzer::jsonText(analyzer::recordJson(record, reader.prologue()))) {
+                std::abort();
+            }
         }
     } catch (const analyzer::TraceError&) {
     }
